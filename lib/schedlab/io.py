@@ -1,0 +1,79 @@
+"""Atomic output: a file either appears whole under its final name or not at all.
+
+Every writer in the suite goes through :func:`atomic_path`, which hands out a temporary
+sibling (same folder, so ``os.replace`` is atomic on POSIX) and renames it on success.
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> out = pathlib.Path(tempfile.mkdtemp()) / "table.csv"
+>>> atomic_write_text(out, "a,b\\n1,2\\n")
+>>> out.read_text()
+'a,b\\n1,2\\n'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; move it onto ``path`` if the block succeeds.
+
+    The temporary keeps ``path``'s suffix so that libraries choosing a format by extension
+    (matplotlib, pandas) still do the right thing. On any exception the temporary is
+    removed and ``path`` is left as it was.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(
+        prefix=f".{target.name}.", suffix=f".part{target.suffix}", dir=target.parent
+    )
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        with open(tmp, "rb") as fh:  # flush to disk before the rename makes it visible
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
+
+
+def _json_default(obj: Any) -> Any:
+    # numpy scalars and arrays, without importing numpy at module load
+    if hasattr(obj, "item") and callable(obj.item) and getattr(obj, "ndim", 1) == 0:
+        return obj.item()
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return obj.as_posix()
+    raise TypeError(f"cannot serialise {type(obj).__name__} to JSON")
+
+
+def savefig(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> None:
+    """Save a matplotlib figure atomically (format from the suffix)."""
+    kwargs.setdefault("bbox_inches", "tight")
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, **kwargs)

@@ -1,0 +1,1 @@
+"""Nona: stochastic congestion-aware scheduling of DNN inference DAGs."""

@@ -1,0 +1,144 @@
+"""Compare numbers measured by the pipeline with the papers' numbers.
+
+``reference/<paper>.yaml`` lists each published number with its source (table, figure,
+section), a tolerance and a locator for our measurement::
+
+    - id: table2.resnet18.post_tasks
+      quantity: ResNet18 tasks after contraction
+      paper: 10
+      tolerance: 0            # absolute; or rel_tolerance: 0.05; or null = shown, not asserted
+      source: Table II, section IV-A
+      measured: {file: results/nona/table2.csv, where: {model: resnet18}, column: post_tasks}
+
+``measured.file`` may be a CSV (row chosen by ``where``, value by ``column``) or a JSON file
+(value by ``key``, a dotted path). A missing file, row or value is reported as
+``missing input``, never as a match.
+
+Examples
+--------
+>>> check(10, 10, {"tolerance": 0})
+'yes'
+>>> check(10, 10.6, {"rel_tolerance": 0.05})
+'no'
+>>> check(None, 10, {"tolerance": 0})
+'missing input'
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from schedlab import paths
+from schedlab.io import atomic_write_json, atomic_write_text
+
+
+class ReferenceError(ValueError):
+    """A malformed reference file; names the file and entry."""
+
+
+def load_reference(paper: str, root: Path | None = None) -> dict:
+    path = (root or paths.REFERENCE) / f"{paper}.yaml"
+    doc = yaml.safe_load(path.read_text())
+    if not isinstance(doc, dict) or not isinstance(doc.get("values"), list):
+        raise ReferenceError(f"{path}: expected a mapping with a list under 'values'")
+    seen = set()
+    for i, v in enumerate(doc["values"]):
+        for key in ("id", "quantity", "paper", "source", "measured"):
+            if key not in v:
+                raise ReferenceError(f"{path}: entry {i} ({v.get('id', '?')}) lacks field {key!r}")
+        if v["id"] in seen:
+            raise ReferenceError(f"{path}: duplicate id {v['id']!r}")
+        seen.add(v["id"])
+    doc["_path"] = path
+    return doc
+
+
+def _is_missing(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def check(ours: Any, paper: Any, spec: dict) -> str:
+    """``yes``/``no`` for a number against the paper's, or ``missing input`` / ``not asserted``."""
+    if _is_missing(ours):
+        return "missing input"
+    if "rel_tolerance" in spec and spec["rel_tolerance"] is not None:
+        ok = abs(float(ours) - float(paper)) <= float(spec["rel_tolerance"]) * abs(float(paper))
+    elif spec.get("tolerance", None) is not None:
+        ok = abs(float(ours) - float(paper)) <= float(spec["tolerance"]) + 1e-12
+    else:
+        return "not asserted"
+    return "yes" if ok else "no"
+
+
+def measure(locator: dict, root: Path) -> Any:
+    """Our value for one reference entry, or ``None`` if it is not there."""
+    path = root / locator["file"]
+    if not path.is_file():
+        return None
+    if path.suffix == ".json":
+        node: Any = json.loads(path.read_text())
+        for part in str(locator["key"]).split("."):
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        return node
+    table = pd.read_csv(path)
+    for col, val in (locator.get("where") or {}).items():
+        table = table[table[col].astype(str) == str(val)]
+    if len(table) != 1 or locator["column"] not in table:
+        return None
+    value = table.iloc[0][locator["column"]]
+    return None if pd.isna(value) else value.item() if hasattr(value, "item") else value
+
+
+def compare(paper: str, root: Path | None = None, reference_root: Path | None = None) -> pd.DataFrame:
+    """One row per published number: paper value, ours, tolerance, match."""
+    root = root or paths.ROOT
+    doc = load_reference(paper, reference_root)
+    rows = []
+    for v in doc["values"]:
+        ours = measure(v["measured"], root)
+        tol = v.get("rel_tolerance")
+        tol_text = f"±{tol:.0%}" if tol is not None else (
+            f"±{v['tolerance']:g}" if v.get("tolerance") is not None else "—")
+        rows.append({
+            "id": v["id"], "quantity": v["quantity"], "source": v["source"],
+            "paper": v["paper"], "ours": ours, "tolerance": tol_text,
+            "match": check(ours, v["paper"], v), "note": v.get("note", ""),
+        })
+    return pd.DataFrame(rows)
+
+
+def to_markdown(table: pd.DataFrame, title: str) -> str:
+    cols = ["quantity", "source", "paper", "ours", "tolerance", "match", "note"]
+    lines = [f"# {title}", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for _, r in table.iterrows():
+        cells = ["" if _is_missing(r[c]) else (f"{r[c]:g}" if isinstance(r[c], float) else str(r[c])) for c in cols]
+        lines.append("| " + " | ".join(cells) + " |")
+    counts = table["match"].value_counts().to_dict()
+    lines += ["", "Summary: " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))]
+    return "\n".join(lines) + "\n"
+
+
+def write_comparison(paper: str, out_dir: Path, root: Path | None = None) -> pd.DataFrame:
+    """Write ``comparison.json`` (a DVC metric) and ``comparison.md`` under ``out_dir``."""
+    table = compare(paper, root)
+    summary = {k: int((table["match"] == k).sum()) for k in ("yes", "no", "missing input", "not asserted")}
+    metrics = {
+        "paper": paper,
+        "summary": summary,
+        "values": {
+            r["id"]: {"paper": r["paper"], "ours": None if _is_missing(r["ours"]) else r["ours"],
+                      "tolerance": r["tolerance"], "match": r["match"], "source": r["source"]}
+            for _, r in table.iterrows()
+        },
+    }
+    atomic_write_json(out_dir / "comparison.json", metrics)
+    atomic_write_text(out_dir / "comparison.md", to_markdown(table, f"{paper}: paper vs schedlab"))
+    return table

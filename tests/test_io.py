@@ -1,0 +1,37 @@
+import os
+
+import pytest
+
+from schedlab.io import atomic_path, atomic_write_json, atomic_write_text
+
+
+def test_atomic_write_replaces_whole(tmp_path):
+    target = tmp_path / "sub" / "out.txt"
+    atomic_write_text(target, "first")
+    atomic_write_text(target, "second")
+    assert target.read_text() == "second"
+    assert os.listdir(target.parent) == ["out.txt"]
+
+
+def test_failed_write_leaves_nothing(tmp_path):
+    target = tmp_path / "out.csv"
+    atomic_write_text(target, "old")
+    with pytest.raises(RuntimeError):
+        with atomic_path(target) as tmp:
+            tmp.write_text("half written")
+            raise RuntimeError("boom")
+    assert target.read_text() == "old"
+    assert os.listdir(tmp_path) == ["out.csv"]
+
+
+def test_temp_keeps_suffix_for_format_sniffing(tmp_path):
+    with atomic_path(tmp_path / "fig.pdf") as tmp:
+        assert tmp.suffix == ".pdf"
+        tmp.write_bytes(b"%PDF")
+
+
+def test_json_handles_numpy(tmp_path):
+    import numpy as np
+
+    atomic_write_json(tmp_path / "m.json", {"a": np.float64(1.5), "b": np.arange(3)})
+    assert (tmp_path / "m.json").read_text().replace(" ", "").replace("\n", "") == '{"a":1.5,"b":[0,1,2]}'
