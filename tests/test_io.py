@@ -35,3 +35,19 @@ def test_json_handles_numpy(tmp_path):
 
     atomic_write_json(tmp_path / "m.json", {"a": np.float64(1.5), "b": np.arange(3)})
     assert (tmp_path / "m.json").read_text().replace(" ", "").replace("\n", "") == '{"a":1.5,"b":[0,1,2]}'
+
+
+def test_savefig_pdf_is_byte_reproducible(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from schedlab.io import savefig
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    savefig(fig, tmp_path / "a.pdf")
+    savefig(fig, tmp_path / "b.pdf")
+    plt.close(fig)
+    assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()

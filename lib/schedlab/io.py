@@ -73,7 +73,16 @@ def _json_default(obj: Any) -> Any:
 
 
 def savefig(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> None:
-    """Save a matplotlib figure atomically (format from the suffix)."""
+    """Save a matplotlib figure atomically (format from the suffix), byte-reproducibly.
+
+    PDF and SVG writers stamp the creation date by default; it is dropped so that
+    re-running a stage gives identical files (and DVC sees nothing new).
+    """
     kwargs.setdefault("bbox_inches", "tight")
+    suffix = Path(path).suffix.lower()
+    if suffix == ".pdf":
+        kwargs.setdefault("metadata", {"CreationDate": None, "ModDate": None})
+    elif suffix == ".svg":
+        kwargs.setdefault("metadata", {"Date": None})
     with atomic_path(path) as tmp:
         fig.savefig(tmp, **kwargs)
