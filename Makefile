@@ -5,6 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 EXTRAS ?= test
 STAMP := $(VENV)/.installed-$(EXTRAS)
+LAB_ARGS ?=
 export PATH := $(abspath $(BIN)):$(PATH)
 
 .PHONY: venv reproduce test lab bench clean-outputs
@@ -26,7 +27,7 @@ test: venv
 
 lab:
 	$(MAKE) venv EXTRAS=test,lab
-	$(BIN)/jupyter lab --notebook-dir=notebooks
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(LAB_ARGS) $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 bench: venv
 	$(BIN)/python benchmarks/bench_contraction.py
