@@ -1,36 +1,35 @@
 # schedlab: `make reproduce` (every table and figure), `make test` (the test suite, as CI runs it),
-# `make lab` (JupyterLab on notebooks/). Each target first makes .venv and installs the project.
+# `make lab` (JupyterLab on notebooks/), `make bench` (speed figures). Each target first makes
+# .venv and installs the project with the extras it needs (pyproject.toml is the one list).
 PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
-EXTRAS ?= test
-STAMP := $(VENV)/.installed-$(EXTRAS)
 LAB_ARGS ?=
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: venv reproduce test lab bench clean-outputs
+.PHONY: reproduce test lab bench clean-outputs
 
-venv: $(STAMP)
-
-$(STAMP): pyproject.toml
+# one stamp per set of extras: `$(VENV)/.installed-test,trace` installs .[test,trace]
+$(VENV)/.installed-%: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
+	$(BIN)/python -m pip install --quiet -e '.[$*]'
 	touch $@
 
-reproduce: venv
+reproduce: $(VENV)/.installed-test
 	$(BIN)/schedlab fetch
 	$(BIN)/dvc repro
 
-test: venv
+# the trace extra (torch CPU, transformers) lets the GPT-2 tracer and Decima's torch
+# cross-check run as tests; nothing outside those tests imports torch
+test: $(VENV)/.installed-test,trace
 	$(BIN)/python -m pytest
 
-lab:
-	$(MAKE) venv EXTRAS=test,lab
+lab: $(VENV)/.installed-test,lab
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(LAB_ARGS) $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
-bench: venv
-	$(BIN)/python benchmarks/bench_contraction.py
+bench: $(VENV)/.installed-test
+	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean-outputs:
-	rm -rf results data/executed data/scratch figures/nona
+	rm -rf results data/executed data/scratch figures/*/

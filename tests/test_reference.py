@@ -39,9 +39,14 @@ def test_every_reference_file_loads_and_points_at_pipeline_outputs():
     assert files
     for f in files:
         doc = reference.load_reference(f.stem)
+        compare = dvc["stages"].get(f"{f.stem}_compare")
+        assert compare is not None, f"no {f.stem}_compare stage for {f.name}"
+        assert compare["cmd"] == f"schedlab compare {f.stem}"
         for v in doc["values"]:
             assert v["source"].strip(), v["id"]
             assert v["measured"]["file"] in outs, f"{f.name}:{v['id']} reads a file no stage makes"
+            # otherwise the comparison goes stale when that result changes
+            assert v["measured"]["file"] in compare["deps"], f"{f.stem}_compare lacks dep {v['measured']['file']}"
 
 
 def test_compare_reads_csv_and_flags_missing(tmp_path):

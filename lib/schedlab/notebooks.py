@@ -16,7 +16,7 @@ Examples
 'nona.table2'
 >>> out = Outputs("", "nona/table2")
 >>> out.results("t.csv").relative_to(paths.ROOT).as_posix()
-'data/scratch/nona/table2/results/t.csv'
+'data/scratch/nona/table2/results/nona/t.csv'
 """
 
 from __future__ import annotations

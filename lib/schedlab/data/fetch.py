@@ -53,7 +53,8 @@ def _copy_hashing(src: BinaryIO, dst: BinaryIO, total: int | None, label: str) -
     return h.hexdigest()
 
 
-def _sha256_file(path: Path, gunzip: bool = False) -> str:
+def sha256_file(path: Path, gunzip: bool = False) -> str:
+    """sha256 of a file's bytes (of its gunzipped content with ``gunzip``), streamed."""
     h = hashlib.sha256()
     opener = gzip.open if gunzip else open
     with opener(path, "rb") as fh:
@@ -66,11 +67,11 @@ def is_verified(e: Entry, path: Path) -> bool:
     """True if ``path`` holds exactly the entry's bytes (or, for a gzipped download, its content)."""
     if not path.is_file():
         return False
-    if _sha256_file(path) == e.sha256:
+    if sha256_file(path) == e.sha256:
         return True
     if e.url_content == "uncompressed":
         try:
-            return _sha256_file(path, gunzip=True) == e.content_sha256
+            return sha256_file(path, gunzip=True) == e.content_sha256
         except (OSError, EOFError):
             return False
     return False

@@ -180,6 +180,30 @@ class Subgraph:
     intermediate: tuple[Node, ...]
 
 
+def bottleneck_runs(g: nx.DiGraph) -> list[tuple[Node | None, Node | None, tuple[Node, ...]]]:
+    """``(source, sink, intermediate)`` for every pair of consecutive bounds of ``g``.
+
+    The bounds are ``None``, the bottleneck nodes in topological order, ``None``; runs with no
+    intermediate task are kept (two adjacent bottlenecks).
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> bottleneck_runs(nx.DiGraph([("a", "b")]))
+    [(None, 'a', ()), ('a', 'b', ()), ('b', None, ())]
+    """
+    cuts = bottleneck_nodes(g)
+    order = list(nx.lexicographical_topological_sort(g, key=str))
+    pos = {n: i for i, n in enumerate(order)}
+    bounds = [None, *cuts, None]
+    runs = []
+    for s, t in zip(bounds, bounds[1:]):
+        lo = pos[s] if s is not None else -1
+        hi = pos[t] if t is not None else len(order)
+        runs.append((s, t, tuple(order[lo + 1 : hi])))  # bottlenecks cut the topological order into runs
+    return runs
+
+
 def bottleneck_subgraphs(g: nx.DiGraph) -> list[Subgraph]:
     """Split ``g`` at its bottleneck nodes (only parts with intermediate tasks are returned).
 
@@ -190,15 +214,4 @@ def bottleneck_subgraphs(g: nx.DiGraph) -> list[Subgraph]:
     >>> [(s.source, s.sink, s.intermediate) for s in bottleneck_subgraphs(g)]
     [(0, 3, (1, 2)), (3, 6, (4, 5))]
     """
-    cuts = bottleneck_nodes(g)
-    order = list(nx.lexicographical_topological_sort(g, key=str))
-    pos = {n: i for i, n in enumerate(order)}
-    bounds = [None, *cuts, None]
-    out = []
-    for s, t in zip(bounds, bounds[1:]):
-        lo = pos[s] if s is not None else -1
-        hi = pos[t] if t is not None else len(order)
-        inner = tuple(order[lo + 1 : hi])  # bottlenecks cut the topological order into runs
-        if inner:
-            out.append(Subgraph(s, t, inner))
-    return out
+    return [Subgraph(s, t, inner) for s, t, inner in bottleneck_runs(g) if inner]

@@ -1,0 +1,143 @@
+"""Nona's decision space (section III-C): Omega_t for every bottleneck subgraph.
+
+A contracted DAG is split at its bottleneck nodes (nodes on every root-to-sink path) into
+subgraphs with source ``t_0``, sink ``t_m`` and intermediate tasks ``T``. For each subgraph,
+
+    Omega_t = {(pi, pi_k, pi_l) : pi a partition of T, pi_k, pi_l parts of pi}
+
+``pi`` groups the intermediate tasks onto distinct servers, the source runs with part
+``pi_k`` and the sink with part ``pi_l``. The decision variables are one probability
+distribution theta_t on each Omega_t; the roots of the DAGs are placed uniformly (so they are
+not variables). ``|Omega_t| = sum over partitions pi of |pi|^2`` (1, 5, 22, 99, ... for
+|T| = 1, 2, 3, 4).
+
+Counting convention. ``search_space`` is ``sum_t |Omega_t|`` and ``n_distributions`` the
+number of subgraphs (distributions theta_t), both over all classes. Subgraphs with a single
+intermediate task have a single option (the task runs with the source, nothing to decide);
+they are counted, as the paper's "46 over 9" for the five models seems to (see the
+optimiser notebook for our numbers next to the paper's).
+
+Examples
+--------
+>>> [len(list(set_partitions("ab"))), len(list(set_partitions("abc")))]
+[2, 5]
+>>> [omega_size(n) for n in range(1, 5)]
+[1, 5, 22, 99]
+>>> import networkx as nx
+>>> from schedlab.nona.contraction import Subgraph
+>>> opts = options(Subgraph("s", "t", ("x", "y")))
+>>> len(opts), opts[0]
+(5, Option(partition=(('x', 'y'),), source_part=0, sink_part=0))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from math import comb
+
+import networkx as nx
+
+from schedlab.nona.contraction import Subgraph, bottleneck_subgraphs
+
+Node = Hashable
+DEFAULT_MAX_OPTIONS = 100_000
+
+
+def set_partitions(items: Sequence) -> Iterator[tuple[tuple, ...]]:
+    """All partitions of ``items`` (restricted growth strings; parts in first-appearance order).
+
+    Examples
+    --------
+    >>> list(set_partitions([1, 2]))
+    [((1, 2),), ((1,), (2,))]
+    """
+    items = list(items)
+    n = len(items)
+    if n == 0:
+        yield ()
+        return
+    labels = [0] * n
+
+    def rec(i: int, k: int) -> Iterator[tuple[tuple, ...]]:
+        if i == n:
+            parts: list[list] = [[] for _ in range(k)]
+            for item, lab in zip(items, labels):
+                parts[lab].append(item)
+            yield tuple(tuple(p) for p in parts)
+            return
+        for lab in range(k + 1):
+            labels[i] = lab
+            yield from rec(i + 1, max(k, lab + 1))
+
+    yield from rec(1, 1) if n else iter(())
+
+
+def _stirling2(n: int, k: int) -> int:
+    return sum((-1) ** i * comb(k, i) * (k - i) ** n for i in range(k + 1)) // _fact(k)
+
+
+def _fact(k: int) -> int:
+    out = 1
+    for i in range(2, k + 1):
+        out *= i
+    return out
+
+
+def omega_size(n: int) -> int:
+    """|Omega_t| for ``n`` intermediate tasks: sum_k S(n, k) k^2 (Stirling numbers of the 2nd kind)."""
+    return sum(_stirling2(n, k) * k * k for k in range(1, n + 1))
+
+
+@dataclass(frozen=True)
+class Option:
+    """One element (pi, pi_k, pi_l) of Omega_t: parts of the intermediate tasks, source/sink part indices."""
+
+    partition: tuple[tuple[Node, ...], ...]
+    source_part: int
+    sink_part: int
+
+
+def options(sub: Subgraph, max_options: int = DEFAULT_MAX_OPTIONS) -> list[Option]:
+    """Omega_t of subgraph ``sub``, all-together option first.
+
+    Raises ``ValueError`` if the subgraph has no source or sink (a DAG with several roots
+    or sinks) or if |Omega_t| exceeds ``max_options`` (the enumeration is exponential).
+    """
+    if sub.source is None or sub.sink is None:
+        raise ValueError(f"subgraph {sub} has no single source/sink: Nona needs one root and one sink per DAG")
+    n = omega_size(len(sub.intermediate))
+    if n > max_options:
+        raise ValueError(f"subgraph {sub.source}->{sub.sink} has {len(sub.intermediate)} intermediate tasks: "
+                         f"|Omega_t| = {n} options exceeds max_options={max_options}")
+    out = []
+    for pi in set_partitions(sub.intermediate):
+        for k in range(len(pi)):
+            for l in range(len(pi)):
+                out.append(Option(pi, k, l))
+    return out
+
+
+@dataclass(frozen=True)
+class ClassSpace:
+    """The subgraphs of one class and their option lists."""
+
+    name: str
+    subgraphs: tuple[Subgraph, ...]
+    options: tuple[tuple[Option, ...], ...]
+
+
+def class_space(name: str, dag: nx.DiGraph, max_options: int = DEFAULT_MAX_OPTIONS) -> ClassSpace:
+    """Split ``dag`` (contracted) at bottlenecks and enumerate Omega_t per subgraph."""
+    roots = [n for n in dag if dag.in_degree(n) == 0]
+    sinks = [n for n in dag if dag.out_degree(n) == 0]
+    if len(roots) != 1 or len(sinks) != 1:
+        raise ValueError(f"{name}: Nona needs a DAG with exactly one root and one sink, got roots {roots} "
+                         f"and sinks {sinks}")
+    subs = tuple(bottleneck_subgraphs(dag))
+    return ClassSpace(name, subs, tuple(tuple(options(s, max_options)) for s in subs))
+
+
+def space_size(spaces: Sequence[ClassSpace]) -> tuple[int, int]:
+    """(search_space, n_distributions) = (sum_t |Omega_t|, number of subgraphs)."""
+    return sum(len(o) for s in spaces for o in s.options), sum(len(s.options) for s in spaces)

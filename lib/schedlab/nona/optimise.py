@@ -1,0 +1,830 @@
+"""Nona's optimisation (section III-C, equations (I)-(XII)) and three solvers.
+
+The formulation
+---------------
+Decision variables: one distribution theta_t on Omega_t per bottleneck subgraph
+(:mod:`schedlab.nona.decision`). For an option omega = (pi, k, l) of a subgraph with source
+t_0, sink t_m and intermediate tasks T, place t_0 with part k and t_m with part l; an edge
+(u, v) of the subgraph *crosses* the link when u and v are in different parts. Then
+
+(IV)   lambda_e = sum_omega beta_j theta[omega] 1(e crosses under omega)
+(V)    S_e = b_e / mu
+(VI)   rho = sum_e lambda_e S_e  (+ the background communication jobs' load)
+(VII)  rho < 1
+(VIII) phi = sum_e lambda_e S_e^2 / (2 (1 - rho))  (PK, :mod:`schedlab.nona.queueing`)
+(IX)   c_e = phi + S_e
+(X)    chi_i(omega) = sum_{x in pi_i} p^x/nu + sum of c_e over the crossing edges *into*
+       part i (from another part, or from the source if i != k) + sum of c_e over the
+       crossing edges from part i to the sink (if i != l)
+(XI)   kappa^t = sum_omega theta[omega] max_i chi_i(omega) + p^{sink}/nu
+(XII)  tau^j = p^{root}/nu + sum_t kappa^t
+(I)    objective sum_j beta_j tau^j (over all classes, background included).
+
+Background compute jobs have tau = p/nu; background communication jobs are one transfer
+that always crosses the link: tau = phi + S (they add to rho and to the PK numerator).
+
+Reading of the paper's typeset equations (documented choices):
+
+* (IV) for an edge source -> sink that skips the intermediate tasks: crosses iff k != l
+  (the literal "1(t' not in pi_k)" would make it always cross; sinks sit with pi_l).
+* (X) as typeset puts p^{t'}/nu inside the sum over predecessors and tests
+  "1(t_2 not in pi_i)" (always false for t_2 in pi_i). We read it as: each task's compute
+  once, plus the delay of every incoming edge from another part (t_1 not in pi_i).
+* Such a direct source -> sink edge, when it crosses, is one more branch in the max of (XI)
+  (its delay c_e), since the sink cannot start before it arrives. (X) omits it; with
+  ``direct_edge_branch=False`` it is left out, as typeset.
+
+Structure used by the solvers: for a fixed phi every tau^j is *linear* in theta, each
+max_i chi_i(omega) is a non-decreasing convex piecewise-linear function of phi, and
+"phi(theta) <= psi" is the linear constraint sum lambda S^2 <= 2 psi (1 - rho(theta)).
+
+Solvers (:func:`solve`)
+-----------------------
+``global``
+    branch and bound over phi: on an interval [a, b], the LP (HiGHS) "minimise the objective
+    with phi fixed at a, subject to a <= phi(theta) <= b" is a lower bound for every theta
+    whose wait is in [a, b]; its solution, evaluated exactly, is an upper bound. Intervals
+    are split until every lower bound is within ``rtol`` of the best value: a certified
+    global optimum (the result carries ``lower_bound`` and ``gap``). The interval bound
+    also keeps a linear under-estimate of how the background jobs' wait grows inside the
+    interval (see :func:`_interval_cost`), which makes flat optima converge in few LPs.
+``local``
+    softmax parametrisation of each theta_t, exact gradients, L-BFGS-B from several feasible
+    starts (uniform, biased to "all together", random; the random ones from ``seed``).
+``penalty``
+    the paper's approach (section IV-F): the equality constraints (II) and theta >= 0 (III)
+    are relaxed into a quadratic penalty whose weight is orders of magnitude above the
+    expected JCTs; plain first-order descent (gradient steps with Armijo backtracking);
+    the final point is clipped and renormalised onto the simplices.
+
+Examples
+--------
+>>> from schedlab.nona.workload import Cluster, build_workload, job_f
+>>> c = Cluster(servers=2, bandwidth_gbps=80)
+>>> w = build_workload(classes=[job_f()], load=0.3, cluster=c, background_ratio=float("inf"))
+>>> r = solve(w, c, method="global")
+>>> r.gap <= 1e-6 * r.objective + 1e-12
+True
+>>> r.tau["f"] < 0.022  # distributing f beats its 22 ms on one server
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import linprog, minimize
+from threadpoolctl import threadpool_limits
+
+from schedlab.nona.decision import DEFAULT_MAX_OPTIONS, ClassSpace, class_space, set_partitions, space_size
+from schedlab.nona.queueing import UnstableLinkError
+from schedlab.nona.workload import BACKGROUND_COMM, BACKGROUND_COMPUTE, INFERENCE, Cluster, JobClass
+
+METHODS = ("global", "local", "penalty")
+
+
+class InfeasibleError(ValueError):
+    """No theta satisfies the stability condition (VII), rho < 1."""
+
+
+@dataclass
+class Problem:
+    """The formulation compiled to arrays (one row per option omega of every Omega_t).
+
+    ``A[o, i]`` / ``n[o, i]``: chi_i(omega_o) = A + n * phi (``-inf`` pads missing parts);
+    ``S1``/``S2``: sums of S_e / S_e^2 over the crossing edges of the option;
+    ``beta``: arrival rate of the option's class; ``cls``: class index; ``starts``: first
+    option of each distribution (options of a distribution are contiguous, the "all
+    together" option first). ``const``/``phi_coef``: tau^j = const_j + phi_coef_j phi +
+    sum of the class's theta * max chi.
+    """
+
+    classes: list[JobClass]
+    cluster: Cluster
+    spaces: list[ClassSpace | None]
+    A: np.ndarray
+    n: np.ndarray
+    S1: np.ndarray
+    S2: np.ndarray
+    beta: np.ndarray
+    cls: np.ndarray
+    starts: np.ndarray
+    const: np.ndarray
+    phi_coef: np.ndarray
+    rho0: float
+    N0: float
+    search_space: int
+    n_distributions: int
+    rates: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rates = np.array([j.arrival_rate for j in self.classes])
+        self.r = self.beta * self.S1  # d rho / d theta
+        self.a = self.beta * self.S2  # d N / d theta (N = PK numerator)
+        self.size = np.diff(np.append(self.starts, len(self.beta)))
+        self.dist = np.repeat(np.arange(len(self.starts)), self.size)
+        self.const_total = float(self.rates @ self.const)
+        self.phi_weight = float(self.rates @ self.phi_coef)
+
+    @property
+    def n_options(self) -> int:
+        return len(self.beta)
+
+    def local_theta(self) -> np.ndarray:
+        """Every distribution on its "all intermediate tasks together with source and sink" option."""
+        th = np.zeros(self.n_options)
+        th[self.starts] = 1.0
+        return th
+
+    def uniform_theta(self) -> np.ndarray:
+        return 1.0 / self.size[self.dist]
+
+    def phi_min(self) -> float:
+        """The wait with no inference transfer (background only): a lower bound on phi(theta)."""
+        return self.N0 / (2 * (1 - self.rho0))
+
+
+def compile_problem(classes: Sequence[JobClass], cluster: Cluster, *, direct_edge_branch: bool = True,
+                    max_options: int = DEFAULT_MAX_OPTIONS) -> Problem:
+    """Build the arrays of (IV)-(XII) for ``classes`` on ``cluster``; validates the inputs."""
+    classes = list(classes)
+    if not classes:
+        raise ValueError("the workload has no job class")
+    names = [j.name for j in classes]
+    if len(set(names)) != len(names):
+        raise ValueError(f"job class names must be unique, got {names}")
+    mu, nu = cluster.link_bytes_per_s, cluster.compute_rate
+    blocks: list[tuple[np.ndarray, np.ndarray]] = []
+    S1, S2, beta, cls, starts = [], [], [], [], []
+    const = np.zeros(len(classes))
+    phi_coef = np.zeros(len(classes))
+    spaces: list[ClassSpace | None] = []
+    rho0 = N0 = 0.0
+    for ci, j in enumerate(classes):
+        if j.kind == BACKGROUND_COMM:
+            s = j.transfer_bytes / mu
+            const[ci] = s + sum(d["work_s"] for _, d in j.dag.nodes(data=True)) / nu
+            phi_coef[ci] = 1.0
+            rho0 += j.arrival_rate * s
+            N0 += j.arrival_rate * s * s
+            spaces.append(None)
+            continue
+        if j.kind == BACKGROUND_COMPUTE or j.dag.number_of_nodes() == 1:
+            const[ci] = sum(d["work_s"] for _, d in j.dag.nodes(data=True)) / nu
+            spaces.append(class_space(j.name, j.dag, max_options) if j.kind == INFERENCE else None)
+            continue
+        sp = class_space(j.name, j.dag, max_options)
+        spaces.append(sp)
+        dag = j.dag
+        inner = {x for sub in sp.subgraphs for x in sub.intermediate}
+        const[ci] = sum(d["work_s"] for x, d in dag.nodes(data=True) if x not in inner) / nu
+        for sub, opts in zip(sp.subgraphs, sp.options):
+            starts.append(len(beta))
+            A, cnt, s1, s2 = _subgraph_rows(dag, sub, opts, mu, nu, direct_edge_branch)
+            blocks.append((A, cnt))
+            S1.extend(s1)
+            S2.extend(s2)
+            beta.extend([j.arrival_rate] * len(opts))
+            cls.extend([ci] * len(opts))
+    width = max((b[0].shape[1] for b in blocks), default=1)
+    A_arr = np.full((len(beta), width), -np.inf)
+    n_arr = np.zeros((len(beta), width))
+    row = 0
+    for A, cnt in blocks:
+        A_arr[row: row + len(A), : A.shape[1]] = A
+        n_arr[row: row + len(A), : A.shape[1]] = cnt
+        row += len(A)
+    ss, nd = space_size([s for s in spaces if s is not None])
+    return Problem(classes, cluster, spaces, A_arr, n_arr, np.array(S1), np.array(S2), np.array(beta),
+                   np.array(cls, dtype=int), np.array(starts, dtype=int), const, phi_coef, rho0, N0, ss, nd)
+
+
+def _subgraph_edges(dag, sub, mu: float):
+    members = {sub.source, sub.sink, *sub.intermediate}
+    return [(u, v, dag.edges[u, v]["bytes"] / mu) for u, v in dag.subgraph(members).edges]
+
+
+@functools.lru_cache(maxsize=16)
+def _option_labels(m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Labels (part of each intermediate task, then source part, sink part) of Omega for m tasks.
+
+    Same order as :func:`schedlab.nona.decision.options`: partitions in restricted-growth
+    order, then the source part, then the sink part.
+    """
+    rgs, sizes = [], []
+    for pi in set_partitions(range(m)):
+        lab = [0] * m
+        for i, part in enumerate(pi):
+            for x in part:
+                lab[x] = i
+        rgs.append(lab)
+        sizes.append(len(pi))
+    rows, K = [], []
+    for lab, k in zip(rgs, sizes):
+        for s_ in range(k):
+            for t_ in range(k):
+                rows.append([*lab, s_, t_])
+                K.append(k)
+    out = np.array(rows, dtype=np.int64).reshape(len(rows), m + 2), np.array(K, dtype=np.int64)
+    out[0].flags.writeable = False
+    out[1].flags.writeable = False
+    return out
+
+
+def _subgraph_rows(dag, sub, opts, mu: float, nu: float, direct_edge_branch: bool):
+    """(A, n, S1, S2) of every option of one subgraph, vectorised over the options.
+
+    Options come from :func:`schedlab.nona.decision.options`; each is turned into a label per
+    task (its part; the source gets ``source_part``, the sink ``sink_part``). Column ``i`` of A
+    is branch i's chi at phi = 0 (X); the last column holds the crossing direct source -> sink
+    transfer when ``direct_edge_branch``. Padding is ``-inf``. Same result as
+    :func:`_subgraph_rows_reference`, the per-option loop kept as the test oracle.
+    """
+    inter = list(sub.intermediate)
+    idx = {x: i for i, x in enumerate(inter)}
+    m = len(inter)
+    src, snk = m, m + 1
+    idx[sub.source], idx[sub.sink] = src, snk
+    lab, K = _option_labels(m)
+    O = len(opts)
+    if len(lab) != O or (O and tuple(opts[-1].partition[0]) != tuple(inter[i] for i in range(m) if lab[-1, i] == 0)):
+        raise AssertionError("options are not in decision.options() order")  # guards the vectorised layout
+    edges = _subgraph_edges(dag, sub, mu)
+    width = int(K.max()) + (1 if direct_edge_branch else 0)
+    A = np.zeros((O, width))
+    cnt = np.zeros((O, width))
+    work = np.array([dag.nodes[x]["work_s"] / nu for x in inter])
+    rows = np.arange(O)
+    for x in range(m):  # each task's compute in its part (X)
+        np.add.at(A, (rows, lab[:, x]), work[x])
+    S1 = np.zeros(O)
+    S2 = np.zeros(O)
+    for u, v, sv in edges:
+        iu, iv = idx[u], idx[v]
+        cross = lab[:, iu] != lab[:, iv]
+        S1 += cross * sv
+        S2 += cross * sv * sv
+        if iu == src and iv == snk:
+            if direct_edge_branch:
+                A[:, width - 1] += np.where(cross, sv, 0.0)
+                cnt[:, width - 1] += cross
+            continue
+        recv = lab[:, iu] if iv == snk else lab[:, iv]  # sink edges wait in the sender's branch
+        np.add.at(A, (rows, recv), cross * sv)
+        np.add.at(cnt, (rows, recv), cross.astype(float))
+    pad = np.arange(width)[None, :] >= K[:, None]
+    if direct_edge_branch:
+        pad[:, width - 1] = cnt[:, width - 1] == 0
+    A[pad] = -np.inf
+    cnt[pad] = 0.0
+    return A, cnt, S1, S2
+
+
+def _subgraph_rows_reference(dag, sub, opts, mu: float, nu: float, direct_edge_branch: bool):
+    """Per-option loop version of :func:`_subgraph_rows` (slow; the tests' oracle)."""
+    edges = _subgraph_edges(dag, sub, mu)
+    rows_A, rows_n, S1, S2 = [], [], [], []
+    for o in opts:
+        part = {x: i for i, p in enumerate(o.partition) for x in p}
+        part[sub.source], part[sub.sink] = o.source_part, o.sink_part
+        A = [sum(dag.nodes[x]["work_s"] for x in p) / nu for p in o.partition]
+        cnt = [0.0] * len(o.partition)
+        s1 = s2 = 0.0
+        direct = None
+        for u, v, sv in edges:
+            if part[u] == part[v]:
+                continue
+            s1 += sv
+            s2 += sv * sv
+            if u == sub.source and v == sub.sink:
+                direct = sv
+                continue
+            i = part[u] if v == sub.sink else part[v]
+            A[i] += sv
+            cnt[i] += 1
+        if direct is not None and direct_edge_branch:
+            A.append(direct)
+            cnt.append(1.0)
+        rows_A.append(A)
+        rows_n.append(cnt)
+        S1.append(s1)
+        S2.append(s2)
+    return rows_A, rows_n, S1, S2
+
+
+@dataclass
+class Evaluation:
+    """Objective (I) and its pieces at one theta."""
+
+    objective: float
+    rho: float
+    phi: float
+    tau: np.ndarray
+    grad: np.ndarray | None = None
+
+
+def evaluate(prob: Problem, theta: np.ndarray, grad: bool = False) -> Evaluation:
+    """(IV)-(XII) and (I) at ``theta`` (any non-negative vector; not required to sum to 1).
+
+    The gradient is exact wherever the max in (XI) is attained by one branch (a
+    subgradient at ties). Raises :class:`UnstableLinkError` if rho >= 1.
+    """
+    rho = prob.rho0 + prob.r @ theta
+    if not rho < 1:
+        raise UnstableLinkError(f"link load rho = {rho:.6g} >= 1 (constraint VII)")
+    N = prob.N0 + prob.a @ theta
+    phi = N / (2 * (1 - rho))
+    chi = prob.A + prob.n * phi
+    arg = chi.argmax(axis=1) if prob.n_options else np.zeros(0, dtype=int)
+    M = chi[np.arange(prob.n_options), arg] if prob.n_options else np.zeros(0)
+    tau = prob.const + prob.phi_coef * phi + np.bincount(prob.cls, theta * M, minlength=len(prob.classes))
+    obj = float(prob.rates @ tau)
+    g = None
+    if grad:
+        slope = prob.beta * prob.n[np.arange(prob.n_options), arg] if prob.n_options else np.zeros(0)
+        dF_dphi = float(slope @ theta) + prob.phi_weight
+        dphi = prob.a / (2 * (1 - rho)) + N * prob.r / (2 * (1 - rho) ** 2)
+        g = prob.beta * M + dF_dphi * dphi
+    return Evaluation(obj, float(rho), float(phi), tau, g)
+
+
+def _M(prob: Problem, phi: float) -> np.ndarray:
+    return (prob.A + prob.n * phi).max(axis=1) if prob.n_options else np.zeros(0)
+
+
+def _clean(prob: Problem, theta: np.ndarray) -> np.ndarray:
+    th = np.clip(theta, 0.0, None)
+    sums = np.add.reduceat(th, prob.starts) if prob.n_options else np.zeros(0)
+    bad = sums <= 0
+    if bad.any():  # a distribution with no mass: fall back to its all-together option
+        th[prob.starts[bad]] = 1.0
+        sums[bad] = 1.0
+    return th / sums[prob.dist]
+
+
+@dataclass
+class Result:
+    """A solution: theta (concatenated distributions) and what it predicts."""
+
+    method: str
+    problem: Problem
+    theta: np.ndarray
+    objective: float
+    rho: float
+    phi: float
+    tau: dict[str, float]
+    solve_seconds: float
+    lower_bound: float | None = None
+    info: dict = field(default_factory=dict)
+
+    @property
+    def gap(self) -> float | None:
+        return None if self.lower_bound is None else self.objective - self.lower_bound
+
+    @property
+    def mean_jct_s(self) -> float:
+        return self.objective / float(self.problem.rates.sum())
+
+    def distributions(self) -> dict[str, list[tuple]]:
+        """Per inference class: [(Subgraph, [(Option, p), ...]), ...]."""
+        out: dict[str, list[tuple]] = {}
+        k = 0
+        for j, sp in zip(self.problem.classes, self.problem.spaces):
+            if sp is None:
+                continue
+            if j.dag.number_of_nodes() == 1:
+                out[j.name] = []
+                continue
+            rows = []
+            for sub, opts in zip(sp.subgraphs, sp.options):
+                rows.append((sub, [(o, float(self.theta[k + i])) for i, o in enumerate(opts)]))
+                k += len(opts)
+            out[j.name] = rows
+        return out
+
+
+def _finish(prob: Problem, method: str, theta: np.ndarray, t0: float, **kw) -> Result:
+    theta = _clean(prob, theta)
+    ev = evaluate(prob, theta)
+    return Result(method, prob, theta, ev.objective, ev.rho, ev.phi,
+                  {j.name: float(t) for j, t in zip(prob.classes, ev.tau)}, time.perf_counter() - t0, **kw)
+
+
+def _check_feasible(prob: Problem) -> None:
+    if not prob.rho0 < 1:
+        raise InfeasibleError(f"the background communication jobs alone load the link to rho = {prob.rho0:.4g} "
+                              ">= 1: no placement is stable (constraint VII)")
+
+
+# --------------------------------------------------------------------------- global
+
+
+def _interval_cost(prob: Problem, lo: float) -> tuple[np.ndarray, float]:
+    """Linear lower bound c.theta + k of the objective over {theta : phi(theta) >= lo}.
+
+    Each max_i chi_i is non-decreasing in phi, so it is >= its value at ``lo``. The
+    background term W phi(theta) (W = sum of the background comm rates) is bounded below
+    linearly: phi - lo = (N - 2 lo (1 - rho)) / (2 (1 - rho)) >= (N - 2 lo (1 - rho)) /
+    (2 (1 - rho0)) because the numerator is >= 0 when phi >= lo and 1 - rho <= 1 - rho0.
+    """
+    W, u0 = prob.phi_weight, 1 - prob.rho0
+    c = prob.beta * _M(prob, lo) + W * (prob.a + 2 * lo * prob.r) / (2 * u0)
+    k = prob.const_total + W * lo + W * (prob.N0 - 2 * lo * u0) / (2 * u0)
+    return c, k
+
+
+def _interval_lp(prob: Problem, lo: float, hi: float, with_lower: bool):
+    """min_theta of the lower bound of :func:`_interval_cost` s.t. lo <= phi(theta) <= hi (hi may be inf)."""
+    c, k = _interval_cost(prob, lo)
+    rows, rhs = [], []
+    if math.isfinite(hi):  # N(theta) <= 2 hi (1 - rho(theta))
+        rows.append(prob.a + 2 * hi * prob.r)
+        rhs.append(2 * hi * (1 - prob.rho0) - prob.N0)
+    if with_lower:  # N(theta) >= 2 lo (1 - rho(theta))
+        rows.append(-(prob.a + 2 * lo * prob.r))
+        rhs.append(prob.N0 - 2 * lo * (1 - prob.rho0))
+    rows.append(prob.r)  # rho <= 1 (closure of VII)
+    rhs.append(1 - prob.rho0)
+    A_eq = np.zeros((len(prob.starts), prob.n_options))
+    A_eq[prob.dist, np.arange(prob.n_options)] = 1.0
+    res = linprog(c, A_ub=np.array(rows), b_ub=np.array(rhs), A_eq=A_eq, b_eq=np.ones(len(prob.starts)),
+                  bounds=(0, None), method="highs")
+    if res.status == 2:
+        return None, math.inf
+    if res.status != 0:
+        raise RuntimeError(f"HiGHS failed on the interval [{lo}, {hi}]: {res.message}")
+    return res.x, float(res.fun) + k
+
+
+def _decoupled(prob: Problem, lo: float, hi: float, with_lower: bool):
+    """The interval LP's optimum without HiGHS when the coupling rows do not bind.
+
+    Without the three rows coupling the distributions (phi <= hi, phi >= lo, rho <= 1), the LP
+    splits into one "pick the cheapest option" per distribution; if that choice satisfies the
+    rows it is optimal for the full LP. Returns (theta, bound) or (None, None).
+    """
+    c, k = _interval_cost(prob, lo)
+    pick = np.minimum.reduceat(c, prob.starts)
+    theta = np.zeros(prob.n_options)
+    # first option attaining each distribution's minimum
+    hit = np.flatnonzero(c == pick[prob.dist])
+    first = hit[np.unique(prob.dist[hit], return_index=True)[1]]
+    theta[first] = 1.0
+    R = prob.r @ theta
+    N = prob.N0 + prob.a @ theta
+    u = 1 - prob.rho0 - R
+    if u < 0:
+        return None, None
+    if math.isfinite(hi) and N > 2 * hi * u:
+        return None, None
+    if with_lower and N < 2 * lo * u:
+        return None, None
+    return theta, float(pick.sum()) + k
+
+
+class _HighsIntervalLP:
+    """The interval LP of :func:`_interval_lp` kept in one HiGHS model and re-solved warm.
+
+    Columns: theta (n options), then R = rho(theta) - rho0 and y = (N(theta) - N0) / sa as
+    two auxiliary variables, so that changing the interval only changes two coefficients
+    and two row bounds (and the costs): rows are the distribution sums (= 1),
+    R - r.theta = 0, y - a.theta / sa = 0, the upper row (N0 + sa y) / (2 hi) + R <= 1 - rho0
+    and the lower row (N0 + sa y) / (2 lo) + R >= 1 - rho0. R <= 1 - rho0 is a column bound.
+    """
+
+    def __init__(self, prob: Problem):
+        import highspy
+
+        self.hs = highspy
+        self.prob = prob
+        n, d = prob.n_options, len(prob.starts)
+        self.n, self.row_up, self.row_lo = n, d + 2, d + 3
+        # y = N'/sa keeps the N row O(1) (a = beta S^2 is tiny in seconds); the up/lo rows
+        # are divided by 2 hi / 2 lo for the same reason: HiGHS tolerances are absolute
+        self.sa = float(prob.a.max()) if prob.a.max() > 0 else 1.0
+        # column-wise matrix: theta_o has (dist row: 1, R row: -r_o, y row: -a_o/sa); then R, y
+        rows_theta = np.stack([prob.dist, np.full(n, d), np.full(n, d + 1)], axis=1).ravel()
+        vals_theta = np.stack([np.ones(n), -prob.r, -prob.a / self.sa], axis=1).ravel()
+        index = np.concatenate([rows_theta, [d, d + 2, d + 3], [d + 1, d + 2, d + 3]]).astype(np.int32)
+        value = np.concatenate([vals_theta, [1.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
+        start = np.arange(0, 3 * (n + 2) + 1, 3, dtype=np.int32)
+        lp = highspy.HighsLp()
+        lp.num_col_, lp.num_row_ = n + 2, d + 4
+        inf = highspy.kHighsInf
+        lp.col_cost_ = np.zeros(n + 2)
+        lp.col_lower_ = np.zeros(n + 2)
+        lp.col_upper_ = np.concatenate([np.full(n, inf), [1 - prob.rho0, inf]])
+        lp.row_lower_ = np.concatenate([np.ones(d), [0.0, 0.0, -inf, -inf]])
+        lp.row_upper_ = np.concatenate([np.ones(d), [0.0, 0.0, inf, inf]])
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_ = start
+        lp.a_matrix_.index_ = index
+        lp.a_matrix_.value_ = value
+        self.h = highspy.Highs()
+        self.h.setOptionValue("output_flag", False)
+        self.h.setOptionValue("primal_feasibility_tolerance", 1e-10)
+        self.h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+        self.h.passModel(lp)
+        self.idx = np.arange(n, dtype=np.int32)
+
+    def __call__(self, lo: float, hi: float, with_lower: bool):
+        prob, h, inf = self.prob, self.h, self.hs.kHighsInf
+        c, k = _interval_cost(prob, lo)
+        h.changeColsCost(self.n, self.idx, c)
+        if math.isfinite(hi):  # (N0 + sa y) / (2 hi) + R <= 1 - rho0
+            h.changeCoeff(self.row_up, self.n + 1, self.sa / (2 * hi))
+            h.changeRowBounds(self.row_up, -inf, 1 - prob.rho0 - prob.N0 / (2 * hi))
+        else:
+            h.changeRowBounds(self.row_up, -inf, inf)
+        if with_lower:  # (N0 + sa y) / (2 lo) + R >= 1 - rho0
+            h.changeCoeff(self.row_lo, self.n + 1, self.sa / (2 * lo))
+            h.changeRowBounds(self.row_lo, 1 - prob.rho0 - prob.N0 / (2 * lo), inf)
+        else:
+            h.changeRowBounds(self.row_lo, -inf, inf)
+        h.run()
+        status = h.getModelStatus()
+        if status == self.hs.HighsModelStatus.kInfeasible:
+            return None, math.inf
+        if status != self.hs.HighsModelStatus.kOptimal:
+            raise RuntimeError(f"HiGHS failed on the interval [{lo}, {hi}]: {h.modelStatusToString(status)}")
+        x = np.asarray(h.getSolution().col_value)[: self.n]
+        return x, float(h.getInfo().objective_function_value) + k
+
+
+def _solve_global(prob: Problem, t0: float, rtol: float = 1e-6, atol: float = 1e-12,
+                  max_lps: int = 5000, lp: str = "highspy", split: str = "bisect") -> Result:
+    if prob.n_options == 0 or prob.size.max() == 1:
+        return _finish(prob, "global", prob.local_theta(), t0, lower_bound=evaluate(prob, prob.local_theta()).objective,
+                       info={"lps": 0})
+    if lp == "highspy":
+        model: list = []
+
+        def solve_lp(lo, hi, with_lower):  # the HiGHS model is built on first use only
+            if not model:
+                model.append(_HighsIntervalLP(prob))
+            return model[0](lo, hi, with_lower)
+    elif lp == "scipy":
+        solve_lp = lambda lo, hi, with_lower: _interval_lp(prob, lo, hi, with_lower)  # noqa: E731
+    else:
+        raise ValueError(f"lp must be 'highspy' or 'scipy', got {lp!r}")
+    best_theta = prob.local_theta()
+    best = evaluate(prob, best_theta).objective
+    lo0 = prob.phi_min()
+    n_shortcut = 0
+    S_pos = prob.S1[prob.S1 > 0]
+    scale = float(np.median(S_pos)) if S_pos.size else 1.0
+    n_lp = 0
+
+    def consider(theta):
+        nonlocal best, best_theta
+        th = _clean(prob, theta)
+        try:
+            ev = evaluate(prob, th)
+        except UnstableLinkError:
+            return math.nan
+        if ev.objective < best:
+            best, best_theta = ev.objective, th
+        return ev.phi
+
+    heap: list[tuple[float, float, float, float]] = []
+
+    def push(lo: float, hi: float) -> None:
+        nonlocal n_lp, n_shortcut
+        theta, lb = _decoupled(prob, lo, hi, with_lower=lo > lo0)
+        if theta is None:
+            theta, lb = solve_lp(lo, hi, with_lower=lo > lo0)
+            n_lp += 1
+        else:
+            n_shortcut += 1
+        if theta is None:
+            return
+        f_phi = consider(theta)
+        heapq.heappush(heap, (lb, lo, hi, f_phi))
+
+    def tol() -> float:
+        return max(atol, rtol * abs(best))
+
+    push(lo0, math.inf)
+    while heap and n_lp < max_lps:
+        lb, lo, hi, f_phi = heap[0]
+        if lb >= best - tol():
+            break
+        heapq.heappop(heap)
+        if math.isinf(hi):
+            mid = lo + max(2 * (lo - lo0), scale)
+        elif split == "solution" and lo + 0.05 * (hi - lo) < f_phi < hi - 0.05 * (hi - lo):
+            mid = f_phi  # the relaxation's own wait: where the bound is loosest
+        else:
+            mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:  # interval below float resolution
+            continue
+        push(lo, mid)
+        push(mid, hi)
+    lower = min(best, heap[0][0]) if heap else best  # heap entries: (bound, lo, hi, wait of the LP point)
+    return _finish(prob, "global", best_theta, t0, lower_bound=lower,
+                   info={"lps": n_lp, "decoupled": n_shortcut, "rtol": rtol, "lp": lp,
+                         "converged": (best - lower) <= tol()})
+
+
+# --------------------------------------------------------------------------- local
+
+
+def _softmax(prob: Problem, z: np.ndarray) -> np.ndarray:
+    zmax = np.maximum.reduceat(z, prob.starts)
+    e = np.exp(z - zmax[prob.dist])
+    return e / np.add.reduceat(e, prob.starts)[prob.dist]
+
+
+def _solve_local(prob: Problem, t0: float, n_starts: int = 4, seed: int = 0,
+                 rng: np.random.Generator | None = None, maxiter: int = 500) -> Result:
+    rng = rng if rng is not None else np.random.default_rng(seed)
+    if prob.n_options == 0 or prob.size.max() == 1:
+        return _finish(prob, "local", prob.local_theta(), t0, info={"starts": 0})
+    cap = 1e6 * max(1.0, abs(evaluate(prob, prob.local_theta()).objective))
+
+    def fun(z):
+        th = _softmax(prob, z)
+        try:
+            ev = evaluate(prob, th, grad=True)
+        except UnstableLinkError:
+            rho = prob.rho0 + prob.r @ th
+            g = cap * prob.r
+            gz = th * (g - np.add.reduceat(th * g, prob.starts)[prob.dist])
+            return cap * (1 + rho), gz
+        g = ev.grad
+        gz = th * (g - np.add.reduceat(th * g, prob.starts)[prob.dist])  # softmax chain rule
+        return ev.objective, gz
+
+    local_bias = np.zeros(prob.n_options)
+    local_bias[prob.starts] = 3.0
+    starts = [np.zeros(prob.n_options), local_bias] + [rng.normal(0, 2, prob.n_options) for _ in range(max(0, n_starts - 2))]
+    best = None
+    evals = 0
+    for z in starts:
+        for _ in range(30):  # move an infeasible start towards "all together" until rho < 1
+            if prob.rho0 + prob.r @ _softmax(prob, z) < 1:
+                break
+            z = z + local_bias
+        res = minimize(fun, z, jac=True, method="L-BFGS-B", options={"maxiter": maxiter})
+        evals += res.nfev
+        if best is None or res.fun < best.fun:
+            best = res
+    return _finish(prob, "local", _softmax(prob, best.x), t0, info={"starts": len(starts), "evaluations": evals})
+
+
+# --------------------------------------------------------------------------- penalty
+
+
+def _solve_penalty(prob: Problem, t0: float, weight: float = 1e3, max_iter: int = 20_000,
+                   ftol: float = 1e-12) -> Result:
+    """The paper's Lagrangian-penalty descent (see the module docstring)."""
+    if prob.n_options == 0 or prob.size.max() == 1:
+        return _finish(prob, "penalty", prob.local_theta(), t0, info={"iterations": 0})
+    theta = prob.uniform_theta()
+    if not prob.rho0 + prob.r @ theta < 1:
+        theta = prob.local_theta()
+    # "multiple orders of magnitude above the expected JCTs"
+    L = weight * max(1e-12, evaluate(prob, theta).objective)
+
+    def P(th):
+        try:
+            ev = evaluate(prob, th, grad=True)
+        except UnstableLinkError:
+            return math.inf, None
+        sums = np.add.reduceat(th, prob.starts) - 1.0
+        neg = np.minimum(th, 0.0)
+        val = ev.objective + L * (sums @ sums + neg @ neg)
+        return val, ev.grad + 2 * L * (sums[prob.dist] + neg)
+
+    def projected(th):  # the iterate clipped and renormalised, if it is stable
+        th = _clean(prob, th)
+        try:
+            return evaluate(prob, th).objective, th
+        except UnstableLinkError:
+            return math.inf, th
+
+    val, g = P(theta)
+    best_f, best_th = projected(theta)
+    step = 1.0 / (2 * L * prob.size.max())
+    it = 0
+    small = 0
+    for it in range(1, max_iter + 1):
+        if it % 50 == 0:  # keep the best stable projected iterate (penalty methods are infeasible en route)
+            f, th = projected(theta)
+            if f < best_f:
+                best_f, best_th = f, th
+        while True:  # Armijo backtracking
+            cand = theta - step * g
+            v2, g2 = P(cand)
+            if v2 <= val - 1e-4 * step * (g @ g):
+                break
+            step *= 0.5
+            if step < 1e-30:
+                break
+        if step < 1e-30:
+            break
+        small = small + 1 if val - v2 <= ftol * abs(val) else 0
+        theta, val, g = cand, v2, g2
+        step *= 2.0
+        if small >= 20:
+            break
+    f, th = projected(theta)
+    if f <= best_f:
+        best_f, best_th = f, th
+    return _finish(prob, "penalty", best_th, t0, info={"iterations": it, "penalty_weight": L})
+
+
+# --------------------------------------------------------------------------- API
+
+
+def solve(workload: Sequence[JobClass] | Problem, cluster: Cluster | None = None, method: str = "global",
+          *, direct_edge_branch: bool = True, **options) -> Result:
+    """Solve Nona's problem for ``workload`` on ``cluster`` with ``method`` (global | local | penalty).
+
+    ``options`` go to the solver: global ``rtol`` (default 1e-6), ``max_lps``, ``lp``
+    ("highspy": one warm-started HiGHS model, default; "scipy": ``scipy.optimize.linprog``
+    with HiGHS, a cold solve per LP, kept as a cross-check); local
+    ``n_starts``, ``seed``/``rng``, ``maxiter``; penalty ``weight`` (1e3), ``max_iter``.
+    ``solve_seconds`` includes compiling the decision space.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    # everything here is small vectors: threaded BLAS only adds start-up costs (up to ~40x
+    # slower on a busy machine), so solves run single-threaded
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _solve(workload, cluster, method, direct_edge_branch, options)
+
+
+def _solve(workload, cluster, method, direct_edge_branch, options) -> Result:
+    t0 = time.perf_counter()
+    if isinstance(workload, Problem):
+        prob = workload
+    else:
+        if cluster is None:
+            raise ValueError("solve needs a Cluster")
+        prob = compile_problem(workload, cluster, direct_edge_branch=direct_edge_branch)
+    _check_feasible(prob)
+    fn = {"global": _solve_global, "local": _solve_local, "penalty": _solve_penalty}[method]
+    return fn(prob, t0, **options)
+
+
+def to_json(result: Result, load: float | None = None, all_options: bool = False) -> dict:
+    """The optimiser output read by the simulator (format in helpers' nona_api.md).
+
+    Options with probability exactly 0 are left out unless ``all_options`` (they are never
+    sampled; GPT-2's traced DAG has ~2400 options per attention block).
+    """
+    prob = result.problem
+    dists = result.distributions()
+    classes = {}
+    for j in prob.classes:
+        entry = {"kind": j.kind, "arrival_rate": j.arrival_rate, "predicted_jct_s": result.tau[j.name]}
+        if j.name in dists:
+            entry["subgraphs"] = [
+                {"source": sub.source, "sink": sub.sink, "intermediate": list(sub.intermediate),
+                 "options": [{"partition": [list(p) for p in o.partition], "source_part": o.source_part,
+                              "sink_part": o.sink_part, "p": p} for o, p in opts if all_options or p > 0]}
+                for sub, opts in dists[j.name]
+            ]
+        classes[j.name] = entry
+    return {
+        "method": result.method,
+        "objective": result.objective,
+        "mean_jct_s": result.mean_jct_s,
+        "solve_seconds": result.solve_seconds,
+        "link_load": result.rho,
+        "phi_s": result.phi,
+        "lower_bound": result.lower_bound,
+        "gap": result.gap,
+        "load": load,
+        "bandwidth_gbps": prob.cluster.bandwidth_gbps,
+        "servers": prob.cluster.servers,
+        "compute_rate": prob.cluster.compute_rate,
+        "search_space": prob.search_space,
+        "n_distributions": prob.n_distributions,
+        "classes": classes,
+    }
+
+
+def solve_point(load: float, *, bandwidth_gbps: float = 10.0, servers: int = 80, compute_rate: float = 1.0,
+                method: str = "global", models: Sequence[str] | None = None,
+                workload_kwargs: dict | None = None, **options) -> tuple[Result, dict]:
+    """Build the section IV-B workload at ``load`` and solve it; returns (result, JSON dict).
+
+    ``models`` default: the five models of the paper (GPT-2 needs its traced graph).
+    ``solve_seconds`` covers compiling the decision space and solving, not reading graphs.
+    """
+    from schedlab.nona import profiles
+    from schedlab.nona.workload import build_workload
+
+    cluster = Cluster(servers=servers, bandwidth_gbps=bandwidth_gbps, compute_rate=compute_rate)
+    wl = build_workload(list(models) if models is not None else profiles.MODELS, load=load, cluster=cluster,
+                        **(workload_kwargs or {}))
+    res = solve(wl, cluster, method=method, **options)
+    return res, to_json(res, load=load)

@@ -1,0 +1,336 @@
+"""Nona's workload: job classes (contracted DAGs with task times and transfer sizes) and rates.
+
+This module turns the PipeDream profiles into the inputs of Nona's optimisation (paper
+section III-C) and of the simulator (section IV-A/B). Every modelling choice the paper
+leaves open is a named parameter here; the defaults are the ones below.
+
+From profiles to tasks
+----------------------
+* **Task compute time** ``p^t / nu``: the contracted node's summed ``forward_ms`` (inference
+  runs the forward pass only), in seconds, at ``compute_rate`` 1 (the profiling GPU). The
+  ``Input`` node's forward time is PipeDream's *data-loading* time, not compute, so it is
+  dropped (``profiles.load(model, drop_input_time=True)``). Stored as node attribute
+  ``work_s``; a server of :class:`Cluster` ``compute_rate`` nu runs it in ``work_s / nu``.
+* **Transfer bytes** ``b^(t,t')``: the contracted edge's ``bytes`` (activation bytes of the
+  distinct producing members, see :mod:`schedlab.nona.contraction`). Edge attribute
+  ``bytes``.
+* **Query scaling** (the paper leaves it open). PipeDream profiled *training minibatches*
+  (AlexNet/ResNet18 B=256, VGG16 B=128, DenseNet121 B=64; our GPT-2 trace uses its own
+  batch). ``query_scale`` multiplies every task time *and* every transfer size of the
+  inference classes (linear-in-batch scaling). Default ``1.0``: one inference query is one
+  profiled minibatch, exactly the numbers in the files. ``per_sample=True`` first divides
+  each model by its profiled minibatch so that ``query_scale`` is the number of samples per
+  query. Because times and bytes scale together and arrival rates are derived from the
+  load, a uniform ``query_scale`` only rescales time (all JCTs scale by it, the optimal
+  probabilities do not change); ``per_sample`` changes the models' relative weights.
+
+Rates (:func:`build_workload`)
+------------------------------
+* Every inference class has the same arrival rate ``lam`` (section IV-B varies "the
+  interarrival rates" and reports the compute load ``sum_j lambda_j S_j``).
+* Two background classes (section IV-A): ``background_compute`` (one task, no transfer)
+  and ``background_comm`` (one transfer, no compute). "Inference-to-background arrival rates
+  100:1" is read as: each background class arrives at ``sum_inference_rates /
+  background_ratio``.
+* ``lam`` solves ``sum_j lambda_j S_j / servers == load`` over the inference *and* the
+  background compute classes (the compute load of section IV-B).
+* The background compute task lasts ``background_work_s`` (default: the unweighted mean of
+  the inference classes' service times at ``compute_rate`` 1).
+* The background communication job sends ``transfer_bytes = comm_load * mu / lambda_comm``
+  bytes, so that the link's background offered load is ``comm_load`` (default: equal to
+  ``load``, as Fig. 5's "70% communication and compute load"). ``comm_load=0`` omits the class.
+
+Examples
+--------
+>>> import networkx as nx
+>>> c = Cluster(servers=2, bandwidth_gbps=80.0)
+>>> c.link_bytes_per_s
+10000000000.0
+>>> f = job_f()
+>>> round(f.service_s(c), 3)
+0.022
+>>> w = build_workload(classes=[f], load=0.5, cluster=c, comm_load=0.2)
+>>> [j.name for j in w]
+['f', 'background_compute', 'background_comm']
+>>> round(sum(j.arrival_rate * j.service_s(c) for j in w) / c.servers, 6)
+0.5
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+import networkx as nx
+
+from schedlab.nona import profiles
+from schedlab.nona.contraction import contract
+
+INFERENCE = "inference"
+BACKGROUND_COMPUTE = "background_compute"
+BACKGROUND_COMM = "background_comm"
+KINDS = (INFERENCE, BACKGROUND_COMPUTE, BACKGROUND_COMM)
+
+# PipeDream's profiled training minibatch per model (from the Input node's activation size,
+# 4*B*3*224*224 bytes; see ../shared/data/nona/README.md); GPT-2 is read from its graph.
+IMAGE_INPUT_BYTES_PER_SAMPLE = 4 * 3 * 224 * 224
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Servers behind one bottleneck link (section III-B).
+
+    Parameters
+    ----------
+    servers : number of identical servers.
+    bandwidth_gbps : capacity of the bottleneck link, Gbit/s (mu = bandwidth_gbps*1e9/8 B/s).
+    compute_rate : nu, server speed relative to the profiling GPU (task time = work_s / nu).
+
+    Examples
+    --------
+    >>> Cluster(bandwidth_gbps=10).link_bytes_per_s
+    1250000000.0
+    """
+
+    servers: int = 80
+    bandwidth_gbps: float = 10.0
+    compute_rate: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.servers, int | float) or self.servers < 1 or int(self.servers) != self.servers:
+            raise ValueError(f"Cluster.servers must be a positive integer, got {self.servers!r}")
+        if not (self.bandwidth_gbps > 0 and math.isfinite(self.bandwidth_gbps)):
+            raise ValueError(f"Cluster.bandwidth_gbps must be a positive finite number, got {self.bandwidth_gbps!r}")
+        if not (self.compute_rate > 0 and math.isfinite(self.compute_rate)):
+            raise ValueError(f"Cluster.compute_rate must be a positive finite number, got {self.compute_rate!r}")
+
+    @property
+    def link_bytes_per_s(self) -> float:
+        """mu, the link capacity in bytes per second."""
+        return self.bandwidth_gbps * 1e9 / 8
+
+
+@dataclass(frozen=True)
+class JobClass:
+    """One class of jobs: a contracted DAG and its Poisson arrival rate beta_j (jobs/s).
+
+    ``dag`` node attribute ``work_s``: compute seconds at compute_rate 1; edge attribute
+    ``bytes``. Background compute: a single node. Background comm: a single node with
+    ``work_s`` 0 and graph attribute ``transfer_bytes``.
+    """
+
+    name: str
+    kind: str
+    dag: nx.DiGraph = field(repr=False, compare=False)
+    arrival_rate: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"JobClass {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
+        if not (self.arrival_rate >= 0 and math.isfinite(self.arrival_rate)):
+            raise ValueError(f"JobClass {self.name!r}: arrival_rate must be >= 0 and finite, got {self.arrival_rate!r}")
+        validate_dag(self.dag, self.name)
+
+    def service_s(self, cluster: Cluster) -> float:
+        """S_j: the sum of the class's task times on ``cluster`` (seconds)."""
+        return sum(d["work_s"] for _, d in self.dag.nodes(data=True)) / cluster.compute_rate
+
+    @property
+    def transfer_bytes(self) -> float:
+        """Bytes of the background communication job (0 for other kinds)."""
+        return float(self.dag.graph.get("transfer_bytes", 0.0))
+
+    def with_rate(self, rate: float) -> JobClass:
+        return replace(self, arrival_rate=float(rate))
+
+
+def validate_dag(g: nx.DiGraph, name: str = "dag") -> None:
+    """Raise ``ValueError`` naming the class/node/edge unless ``g`` is a valid job DAG."""
+    if g.number_of_nodes() == 0:
+        raise ValueError(f"{name}: the DAG has no task")
+    if not nx.is_directed_acyclic_graph(g):
+        cycle = " -> ".join(str(u) for u, _ in nx.find_cycle(g))
+        raise ValueError(f"{name}: the job graph must be a DAG; found the cycle {cycle}")
+    for n, d in g.nodes(data=True):
+        w = d.get("work_s")
+        if w is None or not (w >= 0 and math.isfinite(w)):
+            raise ValueError(f"{name}: node {n!r} needs work_s >= 0 (seconds), got {w!r}")
+    for u, v, d in g.edges(data=True):
+        b = d.get("bytes")
+        if b is None or not (b >= 0 and math.isfinite(b)):
+            raise ValueError(f"{name}: edge {u!r} -> {v!r} needs bytes >= 0, got {b!r}")
+    tb = g.graph.get("transfer_bytes", 0.0)
+    if not (tb >= 0 and math.isfinite(tb)):
+        raise ValueError(f"{name}: transfer_bytes must be >= 0, got {tb!r}")
+
+
+def profiled_batch(g: nx.DiGraph) -> float:
+    """The training minibatch a PipeDream image profile was taken at (``Input`` bytes / 4*3*224*224).
+
+    Graphs may carry it explicitly as graph attribute ``batch`` (our GPT-2 trace writes the
+    batch into the Input description, ``Input(batch=B)``).
+    """
+    for _, d in g.nodes(data=True):
+        desc = d.get("desc", "")
+        if desc.startswith("Input"):
+            if "batch=" in desc:
+                return float(desc.split("batch=")[1].rstrip(")").split(",")[0])
+            return d["activation_bytes"] / IMAGE_INPUT_BYTES_PER_SAMPLE
+    raise ValueError(f"{g.graph.get('name', 'graph')}: no Input node to read the profiled batch from")
+
+
+def dag_from_profile(g: nx.DiGraph, scale: float = 1.0) -> nx.DiGraph:
+    """Contract a profile graph and attach ``work_s`` (forward seconds * scale) and scaled ``bytes``.
+
+    The Input node's forward time must already be dropped (see the module docstring).
+    """
+    h = contract(g)
+    out = nx.DiGraph(name=g.graph.get("name", ""))
+    for n, d in h.nodes(data=True):
+        out.add_node(n, work_s=d["forward_ms"] / 1e3 * scale, members=d["members"],
+                     parameter_bytes=d["parameter_bytes"])
+    for u, v, d in h.edges(data=True):
+        out.add_edge(u, v, bytes=d["bytes"] * scale)
+    return out
+
+
+def inference_classes(
+    models: Sequence[str] = profiles.MODELS,
+    *,
+    query_scale: float = 1.0,
+    per_sample: bool = False,
+) -> list[JobClass]:
+    """One inference :class:`JobClass` per model, arrival rates 0 (see :func:`build_workload`).
+
+    Parameters
+    ----------
+    models : model names of :data:`schedlab.nona.profiles.MODELS`. GPT-2 needs the traced
+        graph (``data/generated/nona/gpt2/graph.txt``); a missing graph is an error.
+    query_scale : multiplier of task times and transfer bytes (the query scaling; see the
+        module docstring). Default 1: one query = one profiled minibatch.
+    per_sample : divide each model by its profiled minibatch first.
+    """
+    if not (query_scale > 0 and math.isfinite(query_scale)):
+        raise ValueError(f"query_scale must be a positive finite number, got {query_scale!r}")
+    out = []
+    for m in models:
+        g = profiles.load(m, drop_input_time=True)
+        scale = query_scale / profiled_batch(g) if per_sample else query_scale
+        out.append(JobClass(name=m, kind=INFERENCE, dag=dag_from_profile(g, scale)))
+    return out
+
+
+def background_compute_class(work_s: float) -> JobClass:
+    """A background compute job: one task of ``work_s`` seconds, no transfer."""
+    g = nx.DiGraph(name=BACKGROUND_COMPUTE)
+    g.add_node("task", work_s=float(work_s))
+    return JobClass(BACKGROUND_COMPUTE, BACKGROUND_COMPUTE, g)
+
+
+def background_comm_class(transfer_bytes: float) -> JobClass:
+    """A background communication job: one transfer of ``transfer_bytes``, no compute."""
+    g = nx.DiGraph(name=BACKGROUND_COMM, transfer_bytes=float(transfer_bytes))
+    g.add_node("transfer", work_s=0.0)
+    return JobClass(BACKGROUND_COMM, BACKGROUND_COMM, g)
+
+
+def build_workload(
+    models: Sequence[str] = profiles.MODELS,
+    *,
+    load: float,
+    cluster: Cluster,
+    background_ratio: float = 100.0,
+    comm_load: float | None = None,
+    background_work_s: float | None = None,
+    query_scale: float = 1.0,
+    per_sample: bool = False,
+    classes: Iterable[JobClass] | None = None,
+    background_comm_bytes: float | None = None,
+) -> list[JobClass]:
+    """Inference classes plus background jobs, with arrival rates for a compute ``load``.
+
+    Parameters
+    ----------
+    models, query_scale, per_sample : passed to :func:`inference_classes` (ignored when
+        ``classes`` is given).
+    load : compute load in (0, 1): ``sum_j lambda_j S_j / servers`` (section IV-B).
+    cluster : the :class:`Cluster`.
+    background_ratio : inference-to-background arrival-rate ratio (section IV-A: 100);
+        ``inf`` drops both background classes.
+    comm_load : background offered load of the link in [0, 1) (default: ``load``).
+    background_work_s : background compute task time at rate 1 (default: mean inference S_j).
+    classes : inference classes to use instead of the profiles (e.g. :func:`job_f`).
+    background_comm_bytes : if given, the size of each background transfer; its rate is then
+        ``comm_load * mu / background_comm_bytes`` instead of the 100:1 ratio (used for the
+        two-server example of section II, where the ratio of section IV-A does not apply).
+
+    Returns
+    -------
+    list of JobClass: the inference classes in order, then ``background_compute`` and
+    ``background_comm`` (the latter omitted when ``comm_load == 0``).
+    """
+    if not (0 < load < 1):
+        raise ValueError(f"load must be in (0, 1) (compute load sum_j lambda_j S_j / servers), got {load!r}; "
+                         "a load >= 1 makes the servers unstable")
+    if comm_load is None:
+        comm_load = load
+    if not (0 <= comm_load < 1):
+        raise ValueError(f"comm_load must be in [0, 1) (background offered load of the link), got {comm_load!r}")
+    if not background_ratio > 0:
+        raise ValueError(f"background_ratio must be > 0 (or inf for no background), got {background_ratio!r}")
+    inf = list(classes) if classes is not None else inference_classes(models, query_scale=query_scale,
+                                                                       per_sample=per_sample)
+    if not inf:
+        raise ValueError("build_workload needs at least one inference class")
+    for j in inf:
+        if j.kind != INFERENCE:
+            raise ValueError(f"class {j.name!r} has kind {j.kind!r}; pass only inference classes")
+    s_inf = [sum(d["work_s"] for _, d in j.dag.nodes(data=True)) for j in inf]
+    if background_work_s is None:
+        background_work_s = sum(s_inf) / len(s_inf)
+    if not (background_work_s >= 0 and math.isfinite(background_work_s)):
+        raise ValueError(f"background_work_s must be >= 0, got {background_work_s!r}")
+    bg_share = 0.0 if math.isinf(background_ratio) else len(inf) / background_ratio
+    # compute seconds per unit of lam (each inference class arrives at lam, background at lam*bg_share)
+    per_lam = (sum(s_inf) + bg_share * background_work_s) / cluster.compute_rate
+    if per_lam <= 0:
+        raise ValueError("the workload has no compute: cannot set arrival rates for a compute load")
+    lam = load * cluster.servers / per_lam
+    out = [j.with_rate(lam) for j in inf]
+    if bg_share > 0:
+        out.append(background_compute_class(background_work_s).with_rate(lam * bg_share))
+    if comm_load > 0 and background_comm_bytes is not None:
+        if not background_comm_bytes > 0:
+            raise ValueError(f"background_comm_bytes must be > 0, got {background_comm_bytes!r}")
+        rate = comm_load * cluster.link_bytes_per_s / background_comm_bytes
+        out.append(background_comm_class(background_comm_bytes).with_rate(rate))
+    elif comm_load > 0 and bg_share > 0:
+        rate = lam * bg_share
+        out.append(background_comm_class(comm_load * cluster.link_bytes_per_s / rate).with_rate(rate))
+    return out
+
+
+def job_f(
+    small_ms: float = 1.0,
+    big_ms: float = 10.0,
+    dense_bytes: float = 200e6,
+    sparse_bytes: float = 20e6,
+    result_bytes: float = 8.0,
+) -> JobClass:
+    """The motivating job f of section II / Fig. 1a (rate 0).
+
+    Tasks: ``sum`` (1 ms) -> ``det`` (10 ms, needs all of A+B: 200 MB) and ``det_sparse``
+    (10 ms, needs r(A+B): 20 MB) -> ``add`` (1 ms). The determinants send one float64
+    (``result_bytes`` = 8) to ``add``; the paper does not give this size, it is negligible.
+    """
+    g = nx.DiGraph(name="f")
+    g.add_node("sum", work_s=small_ms / 1e3)
+    g.add_node("det", work_s=big_ms / 1e3)
+    g.add_node("det_sparse", work_s=big_ms / 1e3)
+    g.add_node("add", work_s=small_ms / 1e3)
+    g.add_edge("sum", "det", bytes=dense_bytes)
+    g.add_edge("sum", "det_sparse", bytes=sparse_bytes)
+    g.add_edge("det", "add", bytes=result_bytes)
+    g.add_edge("det_sparse", "add", bytes=result_bytes)
+    return JobClass("f", INFERENCE, g)

@@ -1,0 +1,205 @@
+"""Workloads: the jobs ("apps") a simulation runs, and the authors' trace CSV format.
+
+A :class:`Workload` holds, per job, the submit time (integer microseconds since the first
+arrival: the authors' clock is a :class:`datetime.datetime`, so every time they produce is a
+whole number of microseconds), the size in single-GPU seconds, the maximum GPU demand and
+the row of its speedup table.
+
+The authors' trace CSV (``simulation/traces/trace_<vc>.csv``) has the columns
+``app_id, submit_time, service, num_jobs, sleep_time[, model_name]`` where ``num_jobs`` is the
+GPU demand. Their simulator builds the submit times from the cumulative sum of
+``sleep_time`` (one ``timedelta`` per row) and ignores the ``submit_time`` column; we do the
+same and check that both agree.
+
+Examples
+--------
+>>> w = Workload.from_arrays(submit_s=[0, 5], service=[10.0, 4.0], demand=[1, 2])
+>>> w.submit_us.tolist(), w.demand.tolist()
+([0, 5000000], [1, 2])
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from schedlab.pcs.models import SpeedupTables, UnknownModelError, linear_tables, load_speedups
+
+US = 1_000_000
+
+
+class TraceError(ValueError):
+    """A trace file or array that cannot be simulated (names the row and field)."""
+
+
+def seconds_to_us(x: np.ndarray | float) -> np.ndarray:
+    """``timedelta(seconds=x)`` in integer microseconds, with CPython's rounding.
+
+    CPython splits ``x`` into integer and fractional seconds and rounds the fractional
+    microseconds half-to-even; ``np.rint`` is half-to-even too.
+
+    >>> seconds_to_us(np.array([1.0000005, 2.5e-6])).tolist()
+    [1000001, 2]
+    """
+    x = np.asarray(x, dtype=float)
+    ip = np.trunc(x)
+    return ip.astype(np.int64) * US + np.rint((x - ip) * 1e6).astype(np.int64)
+
+
+@dataclass
+class Workload:
+    """Jobs of one simulation, in submit order (``app_id`` = row)."""
+
+    submit_us: np.ndarray  # int64, since the first arrival
+    service: np.ndarray  # float, single-GPU seconds
+    demand: np.ndarray  # int64, max GPUs
+    model: np.ndarray  # int64, row of ``tables``
+    tables: SpeedupTables
+    name: str = "workload"
+
+    def __len__(self) -> int:
+        return len(self.service)
+
+    @property
+    def submit_s(self) -> np.ndarray:
+        """Submit times in seconds."""
+        return self.submit_us / 1e6
+
+    def head(self, n: int) -> "Workload":
+        """The first ``n`` jobs."""
+        return Workload(self.submit_us[:n], self.service[:n], self.demand[:n], self.model[:n],
+                        self.tables, self.name)
+
+    def rows(self) -> np.ndarray:
+        """Speedup table of each job, ``(n_jobs, width)``."""
+        return self.tables.matrix[self.model]
+
+    @classmethod
+    def from_arrays(cls, submit_s: Sequence[float], service: Sequence[float],
+                    demand: Sequence[int], model: Sequence[str] | None = None,
+                    tables: SpeedupTables | None = None, name: str = "arrays") -> "Workload":
+        """Build and validate a workload (``model`` defaults to ``LinearModel``)."""
+        tables = tables if tables is not None else (
+            linear_tables() if model is None else load_speedups())
+        n = len(service)
+        names = ["LinearModel"] * n if model is None else list(model)
+        submit = np.asarray(submit_s, dtype=float)
+        w = cls(seconds_to_us(submit), np.asarray(service, dtype=float),
+                np.asarray(demand, dtype=np.int64), np.zeros(n, dtype=np.int64), tables, name)
+        for i, mname in enumerate(names):
+            try:
+                w.model[i] = tables.index(mname)
+            except UnknownModelError as e:
+                raise TraceError(f"{name}: row {i}: field 'model_name': {e}") from None
+        validate(w, submit_s=submit)
+        return w
+
+
+def validate(w: Workload, submit_s: np.ndarray | None = None) -> None:
+    """Raise :class:`TraceError` naming the first bad row/field; return silently otherwise."""
+    sub = w.submit_us if submit_s is None else submit_s
+    n = len(w.service)
+    if not (len(sub) == len(w.demand) == len(w.model) == n):
+        raise TraceError(f"{w.name}: arrays of different lengths")
+    bad = np.flatnonzero(~np.isfinite(sub) | (sub < 0)) if submit_s is not None else \
+        np.flatnonzero(sub < 0)
+    if len(bad):
+        raise TraceError(f"{w.name}: row {bad[0]}: field 'submit_time' = {sub[bad[0]]}: "
+                         "expected a finite time >= 0")
+    dec = np.flatnonzero(np.diff(sub) < 0)
+    if len(dec):
+        i = dec[0] + 1
+        raise TraceError(f"{w.name}: row {i}: field 'submit_time' = {sub[i]} is before row "
+                         f"{i - 1} ({sub[i - 1]}): times must be sorted")
+    bad = np.flatnonzero(~np.isfinite(w.service) | (w.service <= 0))
+    if len(bad):
+        raise TraceError(f"{w.name}: row {bad[0]}: field 'service' = {w.service[bad[0]]}: "
+                         "expected a positive size in GPU-seconds")
+    bad = np.flatnonzero(w.demand <= 0)
+    if len(bad):
+        raise TraceError(f"{w.name}: row {bad[0]}: field 'num_jobs' (GPU demand) = "
+                         f"{w.demand[bad[0]]}: a job must demand at least 1 GPU")
+    cap = w.tables.max_gpus[w.model]
+    bad = np.flatnonzero(w.demand > cap)
+    if len(bad):
+        i = bad[0]
+        raise TraceError(f"{w.name}: row {i}: demand {w.demand[i]} GPUs exceeds the speedup "
+                         f"table of model {w.tables.names[w.model[i]]!r} ({cap[i]} GPUs)")
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    return gzip.open(path, "rt", newline="") if path.suffix == ".gz" else open(path, newline="")
+
+
+def load_trace(path: str | Path, num_jobs: int | None = None,
+               tables: SpeedupTables | None = None) -> Workload:
+    """Read the authors' trace CSV (plain or ``.gz``): the first ``num_jobs`` rows.
+
+    Parameters
+    ----------
+    path : path
+        ``app_id,submit_time,service,num_jobs,sleep_time[,model_name]`` with a header.
+    num_jobs : int, optional
+        Keep the first ``num_jobs`` rows (the authors' ``-num_apps K`` keeps K+1 rows).
+        Default: the whole trace.
+    tables : SpeedupTables, optional
+        Default: :func:`~schedlab.pcs.models.load_speedups` (with ``LinearModel``, used for
+        rows without a model name).
+
+    Raises
+    ------
+    TraceError
+        Naming the file, row (0-based data row) and field of the first bad value: unsorted
+        or negative times, zero GPU demand, unknown model, non-numeric fields.
+    """
+    path = Path(path)
+    tables = tables if tables is not None else load_speedups()
+    sleep, service, demand, model, subcol = [], [], [], [], []
+    with _open_text(path) as fp:
+        reader = csv.reader(fp)
+        header = next(reader, None)
+        if header is None:
+            raise TraceError(f"{path}: empty file")
+        for r, row in enumerate(reader):
+            if num_jobs is not None and len(service) >= num_jobs:
+                break
+            if "#" in "".join(row):  # the authors skip commented rows
+                continue
+            if len(row) < 5:
+                raise TraceError(f"{path}: row {r}: expected at least 5 fields "
+                                 "(app_id,submit_time,service,num_jobs,sleep_time), got "
+                                 f"{len(row)}")
+            vals = {}
+            for k, (field_, conv) in enumerate([("submit_time", float), ("service", float),
+                                                ("num_jobs", int), ("sleep_time", float)], 1):
+                try:
+                    vals[field_] = conv(row[k])
+                except ValueError:
+                    raise TraceError(f"{path}: row {r}: field {field_!r} = {row[k]!r} is not "
+                                     f"a valid {conv.__name__}") from None
+            if vals["sleep_time"] < 0:
+                raise TraceError(f"{path}: row {r}: field 'sleep_time' = {vals['sleep_time']}:"
+                                 " negative inter-arrival time (times must be sorted)")
+            mname = row[5] if len(row) > 5 and row[5] else "LinearModel"
+            try:
+                model.append(tables.index(mname))
+            except UnknownModelError as e:
+                raise TraceError(f"{path}: row {r}: field 'model_name': {e}") from None
+            subcol.append(vals["submit_time"])
+            sleep.append(vals["sleep_time"])
+            service.append(vals["service"])
+            demand.append(vals["num_jobs"])
+    subcol_a = np.asarray(subcol)
+    # One timedelta per row, accumulated, as the authors build their datetimes.
+    submit_us = np.cumsum(seconds_to_us(np.asarray(sleep)))
+    w = Workload(submit_us - (submit_us[0] if len(submit_us) else 0),
+                 np.asarray(service, dtype=float), np.asarray(demand, dtype=np.int64),
+                 np.asarray(model, dtype=np.int64), tables, path.name)
+    validate(w, submit_s=subcol_a)
+    return w

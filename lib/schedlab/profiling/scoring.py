@@ -1,0 +1,184 @@
+"""Per-run clustering metrics of the authors' grid: ACQUIRES (``scores_v1``), ``scores_v3``, CCPM.
+
+Reconstructed from the authors' grid tables (``01_hdbscan_analysis.csv`` / ``01_optics_analysis.csv``)
+and their library code; the tests recompute every stored value of both tables to 1e-12:
+
+* cluster-count term ``c = 1 - |k* - k| / max(k*, k)`` with ``k`` the number of clusters and
+  ``k* = 26`` (the cluster count of the configuration they finally chose);
+* outlier term ``o = 1 - n_outliers / n``;
+* ``scores_v1`` (the paper's ACQUIRES) ``= (c + o + s) / 3`` with ``s`` the average silhouette;
+* ``scores_v3 = 0.1 c + 0.5 o + 0.4 s``;
+* ``CCPM = s + 1 / DB`` (Davies-Bouldin).
+
+Text vs code: the authors' later library (``polaris_profiler/metrics.py``) feeds the *mean cluster
+size* into the size term against the same optimum 26; the published tables only match with the
+*number of clusters*. ``against="n_clusters"`` (default) reproduces the tables;
+``against="mean_cluster_size"`` is the library's reading.
+
+The silhouette "with noise handled as they did": noise points (label -1) stay in and form one more
+group; a run with at most one cluster (``labels.max() <= 0``) scores -1.
+
+Examples
+--------
+>>> round(acquires(n_clusters=26, n_outliers=24603, n=100001, silhouette=0.39938), 5)
+0.71778
+>>> ccpm(0.5, 2.0)
+1.0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+OPTIMAL_N_CLUSTERS = 26
+
+
+def size_score(optimal: float, actual: float) -> float:
+    """``1 - |optimal - actual| / max(optimal, actual)``: 1 at the optimum, towards 0 away from it.
+
+    >>> size_score(26, 52)
+    0.5
+    """
+    if optimal <= 0 or actual < 0:
+        raise ValueError(f"size_score needs optimal > 0 and actual >= 0, got {optimal}, {actual}")
+    if actual == 0:
+        return 0.0
+    return 1.0 - abs(optimal - actual) / max(optimal, actual)
+
+
+def outlier_score(n_outliers: int, n: int) -> float:
+    """Share of clustered (non-noise) points.
+
+    >>> outlier_score(1, 4)
+    0.75
+    """
+    if n <= 0 or not 0 <= n_outliers <= n:
+        raise ValueError(f"outlier_score needs 0 <= n_outliers <= n and n > 0, got {n_outliers}, {n}")
+    return 1.0 - n_outliers / n
+
+
+def _size_term(n_clusters: int, mean_cluster_size: float | None, optimal: float, against: str) -> float:
+    if against == "n_clusters":
+        return size_score(optimal, n_clusters)
+    if against == "mean_cluster_size":
+        if mean_cluster_size is None:
+            raise ValueError("against='mean_cluster_size' needs mean_cluster_size")
+        return size_score(optimal, mean_cluster_size)
+    raise ValueError(f"against must be 'n_clusters' or 'mean_cluster_size', got {against!r}")
+
+
+def acquires(n_clusters: int, n_outliers: int, n: int, silhouette: float, *,
+             optimal: float = OPTIMAL_N_CLUSTERS, weights: tuple[float, float, float] = (1.0, 1.0, 1.0),
+             against: str = "n_clusters", mean_cluster_size: float | None = None) -> float:
+    """ACQUIRES (the tables' ``scores_v1``): weighted mean of size, outlier and silhouette terms."""
+    terms = (_size_term(n_clusters, mean_cluster_size, optimal, against), outlier_score(n_outliers, n), silhouette)
+    w = np.asarray(weights, dtype=float)
+    return float(np.dot(w, terms) / w.sum())
+
+
+def scores_v3(n_clusters: int, n_outliers: int, n: int, silhouette: float, **kw) -> float:
+    """The tables' ``scores_v3``: ACQUIRES with weights (1, 5, 4)."""
+    return acquires(n_clusters, n_outliers, n, silhouette, weights=(1.0, 5.0, 4.0), **kw)
+
+
+def ccpm(silhouette: float, davies_bouldin: float) -> float:
+    """The tables' ``CCPM``: silhouette plus the inverse Davies-Bouldin score."""
+    if davies_bouldin <= 0:
+        raise ValueError(f"Davies-Bouldin score must be > 0, got {davies_bouldin}")
+    return float(silhouette + 1.0 / davies_bouldin)
+
+
+@dataclass(frozen=True)
+class LabelStats:
+    n: int
+    n_outliers: int
+    n_clusters: int
+    mean_cluster_size: float
+
+
+def label_stats(labels: np.ndarray) -> LabelStats:
+    """Counts as the authors took them: ``n_clusters = max(label) + 1``, noise is label -1.
+
+    >>> label_stats(np.array([-1, 0, 0, 1]))
+    LabelStats(n=4, n_outliers=1, n_clusters=2, mean_cluster_size=1.5)
+    """
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or labels.size == 0:
+        raise ValueError("labels must be a non-empty 1-d array")
+    n_out = int(np.count_nonzero(labels == -1))
+    k = int(labels.max()) + 1 if labels.max() >= 0 else 0
+    mean = (labels.size - n_out) / k if k else 0.0
+    return LabelStats(int(labels.size), n_out, k, float(mean))
+
+
+def silhouette_with_noise(X: np.ndarray, labels: np.ndarray, metric: str = "euclidean", *,
+                          sample_size: int | None = None, rng: np.random.Generator | None = None) -> float:
+    """Mean silhouette with noise (-1) kept as one more group; -1.0 when ``labels.max() <= 0``.
+
+    ``sample_size`` evaluates it on a random subset (drawn with ``rng``) when the full O(n^2)
+    computation is too slow; ``None`` uses every point.
+    """
+    from sklearn.metrics import silhouette_samples
+
+    labels = np.asarray(labels)
+    if labels.max() <= 0:
+        return -1.0
+    if sample_size is not None and sample_size < labels.size:
+        if rng is None:
+            raise ValueError("sample_size needs an explicit rng (numpy.random.Generator)")
+        idx = np.sort(rng.choice(labels.size, size=sample_size, replace=False))
+        X, labels = np.asarray(X)[idx], labels[idx]
+        if np.unique(labels).size < 2:
+            return -1.0
+    return float(np.mean(silhouette_samples(X, labels, metric=metric)))
+
+
+def davies_bouldin_with_noise(X: np.ndarray, labels: np.ndarray) -> float:
+    """Davies-Bouldin with noise kept as one more group (NaN if fewer than two groups)."""
+    from sklearn.metrics import davies_bouldin_score
+
+    labels = np.asarray(labels)
+    if np.unique(labels).size < 2:
+        return float("nan")
+    return float(davies_bouldin_score(X, labels))
+
+
+def score_table(df, n: int, *, optimal: float = OPTIMAL_N_CLUSTERS):
+    """Recompute ``scores_v1``, ``scores_v3`` and ``CCPM`` for a grid table (a DataFrame with
+    ``n_clusters, n_outliers, avg_silhouette, davies_bouldin_score``); returns a new DataFrame."""
+    out = df.copy()
+    rows = list(zip(df["n_clusters"], df["n_outliers"], df["avg_silhouette"], df["davies_bouldin_score"]))
+    out["scores_v1"] = [acquires(int(k), int(o), n, s, optimal=optimal) for k, o, s, _ in rows]
+    out["scores_v3"] = [scores_v3(int(k), int(o), n, s, optimal=optimal) for k, o, s, _ in rows]
+    out["CCPM"] = [ccpm(s, db) for _, _, s, db in rows]
+    return out
+
+
+def fixed_label_silhouettes(X: np.ndarray, meta, groupings=None, metrics=("euclidean", "cosine", "manhattan"),
+                            *, sample_size: int | None = None, rng: np.random.Generator | None = None):
+    """Table II: mean silhouette of fixed metadata labels (no noise group) per metric.
+
+    ``groupings`` maps a row name to the metadata columns whose value tuple is the label
+    (default: workload, task name, and both). Returns a DataFrame (groupings x metrics).
+    """
+    import pandas as pd
+    from sklearn.metrics import silhouette_score
+
+    groupings = groupings or {"Workload": ["workload"], "Task name": ["task_name"],
+                              "(Workload, Task name)": ["workload", "task_name"]}
+    X = np.asarray(X, dtype=float)
+    idx = np.arange(len(X))
+    if sample_size is not None and sample_size < len(X):
+        if rng is None:
+            raise ValueError("sample_size needs an explicit rng")
+        idx = np.sort(rng.choice(len(X), size=sample_size, replace=False))
+    rows = {}
+    for name, cols in groupings.items():
+        labels = meta[list(cols)].astype(str).agg("|".join, axis=1).to_numpy()[idx]
+        if np.unique(labels).size < 2:
+            rows[name] = {m: float("nan") for m in metrics}
+            continue
+        rows[name] = {m: float(silhouette_score(X[idx], labels, metric=m)) for m in metrics}
+    return pd.DataFrame(rows).T

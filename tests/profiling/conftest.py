@@ -1,0 +1,29 @@
+import numpy as np
+import pytest
+
+from schedlab.profiling import ingest, synthetic
+from schedlab.profiling.calibration import load_calibration_rows
+
+
+@pytest.fixture(scope="session")
+def calib_rows():
+    return load_calibration_rows()
+
+
+@pytest.fixture(scope="session")
+def calib(calib_rows):
+    return synthetic.calibrate(calib_rows)
+
+
+@pytest.fixture(scope="session")
+def small_trace(tmp_path_factory, calib):
+    out = tmp_path_factory.mktemp("trace")
+    counts = synthetic.synthesize(out, 800, np.random.default_rng(11), calibration=calib, progress=False)
+    return out, counts
+
+
+@pytest.fixture(scope="session")
+def ingested(small_trace, tmp_path_factory):
+    trace, _ = small_trace
+    work = tmp_path_factory.mktemp("work")
+    return ingest.ingest_archives(trace, work, progress=False), work

@@ -1,0 +1,17 @@
+"""Tiny end-to-end run of the pipeline notebook (SYNTHETIC, seconds)."""
+
+import json
+
+from schedlab import notebooks
+
+
+def test_pipeline_notebook_tiny(tmp_path):
+    notebooks.run("polaris/pipeline", output_root=tmp_path, executed=tmp_path / "pipeline.ipynb", overrides={
+        "n_jobs": 400, "sample_total": 800, "hopkins_sizes": [100], "hopkins_repeats": 1, "table2_sample": 800,
+        "transforms": ["robust_scaler"], "metrics": ["euclidean"], "min_cluster_sizes": [20, 40],
+        "optics_subsample": 300, "grid_n_jobs": 1, "duration_test_jobs": 100, "memory_limit": "1GB"})
+    s = json.loads((tmp_path / "results/polaris/pipeline_summary.json").read_text())
+    assert s["data"] == "SYNTHETIC" and s["sample_rows"] >= 799
+    assert 0 <= s["fig5_share_le_0_05"] <= s["fig5_share_le_5"] <= 1
+    for f in ["pipeline_fig5.png", "pipeline_shap_summary.png", "pipeline_fig4_cpu_usage.png"]:
+        assert (tmp_path / "figures/polaris" / f).stat().st_size > 0
