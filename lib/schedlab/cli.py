@@ -264,21 +264,26 @@ def profile_sample(joined, out, total, seed, keep_zero_strata):
               help="Per-configuration cache (an interrupted grid resumes from it).")
 @click.option("--algorithms", default="hdbscan,optics", show_default=True)
 @click.option("--min-cluster-sizes", default="50,100,200,300,400,600,1000", show_default=True)
-@click.option("--n-jobs", type=int, default=1, show_default=True)
+@click.option("--workers", "--n-jobs", "n_jobs", type=int, default=None,
+              help="Local worker processes (default 1: in this process).")
+@click.option("--scheduler", default=None,
+              help="Dask scheduler address (tcp://host:8786): run the grid on that cluster instead.")
 @click.option("--optics-subsample", type=int, default=10_000, show_default=True, help="0 = all rows.")
 @click.option("--silhouette-sample", type=int, default=0, show_default=True, help="0 = all rows.")
 @click.option("--seed", type=int, default=0, show_default=True)
-def profile_grid(sample, out_csv, cache_dir, algorithms, min_cluster_sizes, n_jobs, optics_subsample,
+def profile_grid(sample, out_csv, cache_dir, algorithms, min_cluster_sizes, n_jobs, scheduler, optics_subsample,
                  silhouette_sample, seed):
     """Tables III/IV: run the clustering grid on SAMPLE's 17 features; per-run table to OUT_CSV."""
     from schedlab.io import atomic_path
     from schedlab.profiling import grid, ingest
 
+    if n_jobs is not None and scheduler is not None:
+        raise click.BadParameter("give either --workers or --scheduler", param_hint="--scheduler")
     try:
         X = ingest.feature_matrix(ingest.load_features(sample))
         cfgs = grid.configs(algorithms=algorithms.split(","),
                             min_cluster_sizes=[int(k) for k in min_cluster_sizes.split(",")])
-        table = grid.run_grid(X, cfgs, cache_dir, n_jobs=n_jobs, seed=seed,
+        table = grid.run_grid(X, cfgs, cache_dir, n_jobs=n_jobs or 1, scheduler=scheduler, seed=seed,
                               silhouette_sample=silhouette_sample or None, optics_subsample=optics_subsample or None)
     except _profile_errors() as exc:
         raise click.ClickException(str(exc)) from None

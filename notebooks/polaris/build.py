@@ -135,7 +135,9 @@ real `pai_*.tar.gz` archives the same cells run on the real trace (label REAL).
 Choices (see the module docstrings): faithful join (many-to-many on `inst_id`, task-level times and
 duration) unless `join = "corrected"`; 17 features with `fillna(0)`; Table I per-stratum rounding;
 Hopkins as pyclustertend (≈0 clusterable); silhouettes keep noise as a group; ACQUIRES with the
-tables' cluster-count term; OPTICS on a random subsample of `optics_subsample` rows; classifier on
+tables' cluster-count term; the grid runs through one joblib seam (`grid_n_jobs` local processes, or
+a Dask cluster at `grid_scheduler`, same results) and resumes from its per-configuration cache;
+OPTICS on a random subsample of `optics_subsample` rows; classifier on
 clustered rows, 80/20 split `random_state=5`; duration = mean of the predicted profile."""),
     params('''output_root = ""
 trace_dir = ""          # empty: synthetic trace; else a folder with the real pai_*.tar.gz
@@ -154,8 +156,10 @@ algorithms = ["hdbscan", "optics"]
 optics_subsample = 2000
 silhouette_sample = 0   # zero means all rows
 grid_n_jobs = 2
+grid_scheduler = ""     # a Dask scheduler address (tcp://host:8786) runs the grid there; empty: grid_n_jobs local processes
 duration_test_jobs = 1000
-memory_limit = "2GB"'''),
+memory_limit = "2GB"
+heatmap_top = 15        # most frequent metadata values per heatmap'''),
     code('''import json, time
 from pathlib import Path
 import numpy as np
@@ -210,7 +214,8 @@ t2'''),
     md("## Tables III/IV: the clustering grid (cached per configuration; resumes if interrupted)"),
     code('''t0 = time.perf_counter()
 cfgs = grid.configs(algorithms=algorithms, transforms=transforms, metrics=metrics, min_cluster_sizes=min_cluster_sizes)
-table = grid.run_grid(X, cfgs, work / "grid_cache", n_jobs=grid_n_jobs, seed=seed,
+table = grid.run_grid(X, cfgs, work / "grid_cache", n_jobs=1 if grid_scheduler else grid_n_jobs,
+                      scheduler=grid_scheduler or None, seed=seed,
                       silhouette_sample=silhouette_sample or None, optics_subsample=optics_subsample or None, progress=False)
 timings["grid_s"] = time.perf_counter() - t0
 io.atomic_write_text(out.results("pipeline_grid.csv"), table.assign(data=LABEL).to_csv(index=False))
@@ -220,15 +225,35 @@ for a in table.algorithm.unique():
     fig = plots.score_vs_parameters(table[table.algorithm == a], "scores_v1", label=f"{LABEL} {a}", transform_col="transform")
     io.savefig(fig, out.figures(f"pipeline_{a}_scorev1_by_parameter.png"), dpi=110)
 t4'''),
-    md("## Figure 4: profiles of the best HDBSCAN run (boxplots sorted by std; metadata heatmaps)"),
+    md("""## Figure 4: profiles of the best HDBSCAN run
+
+Boxplots of **all 17 features** per profile; in each panel the profiles are sorted by that
+feature's standard deviation, ascending (the authors' ordering; `-1` is the outliers group), with
+the minimum / maximum / mean std in green / red / turquoise as in the paper. Fliers are hidden and
+heavy-tailed features use a symlog axis (marked in the y label). The paper shows only CPU usage and
+GPU utilisation; those two are also written as single figures. The per-profile std behind the
+ordering is `pipeline_fig4_profile_std.csv`. Then heatmaps of the metadata (workload, user, task
+name, group and job name, as the authors' repository has them) against the profiles: colour =
+share of a value's rows in each profile, most frequent values only (`heatmap_top`)."""),
     code('''df, run = pipeline.attach_profiles(sample, table, work / "grid_cache", algorithm="hdbscan")
 df["profile"] = df["profile"].astype(int)
 print(f"{LABEL} best HDBSCAN: {run['transform']}, {run.metric}, {run.min_cluster_size}: {run.n_clusters} profiles, "
       f"{run.n_outliers} outliers, ACQUIRES {run.scores_v1:.4f}")
-for f in ["cpu_usage", "gpu_wrk_util", "max_mem", "duration"]:
+stds = plots.profile_std_table(df, list(FEATURES))
+io.atomic_write_text(out.results("pipeline_fig4_profile_std.csv"), stds.assign(data=LABEL).to_csv(index=False))
+io.savefig(plots.feature_boxplots_grid(df, list(FEATURES), label=LABEL), out.figures("pipeline_fig4_all_features.png"),
+           dpi=100)
+for f in ["cpu_usage", "gpu_wrk_util"]:
     io.savefig(plots.feature_boxplots(df, f, label=LABEL), out.figures(f"pipeline_fig4_{f}.png"), dpi=110)
-for c in ["workload", "user", "task_name", "group"]:
-    io.savefig(plots.metadata_heatmap(df, c, label=LABEL), out.figures(f"pipeline_heatmap_{c}.png"), dpi=110)'''),
+heat = []
+for c in ["workload", "user", "task_name", "group", "job_name"]:
+    io.savefig(plots.metadata_heatmap(df, c, top=heatmap_top, label=LABEL), out.figures(f"pipeline_heatmap_{c}.png"),
+               dpi=110)
+    t = plots.metadata_profile_table(df, c, top=heatmap_top)
+    heat.append(t.stack().rename("rows").reset_index().rename(columns={c: "value"}).assign(column=c))
+heat = pd.concat(heat, ignore_index=True)[["column", "value", "profile", "rows"]]
+io.atomic_write_text(out.results("pipeline_fig4_heatmaps.csv"), heat.assign(data=LABEL).to_csv(index=False))
+stds.pivot(index="profile", columns="feature", values="std")[list(FEATURES)].round(3)'''),
     md("## Table V: metadata classifier (sparse one-hot → XGBoost, 80/20, `random_state=5`) and SHAP"),
     code('''t0 = time.perf_counter()
 clf, rep, val = pipeline.train_and_report(df, n_jobs=grid_n_jobs)
@@ -266,6 +291,7 @@ print(LABEL, {f"share rel. error <= {k:g}": round(v, 4) for k, v in shares.items
                             "n_clusters": int(run.n_clusters), "n_outliers": int(run.n_outliers),
                             "scores_v1": float(run.scores_v1)},
            "table5_accuracy": acc, "one_hot_columns": int(len(clf.feature_names_)),
+           "clustered_rows": int((df.profile >= 0).sum()), "n_profiles": int(df.loc[df.profile >= 0, "profile"].nunique()),
            "fig5_share_le_0_05": shares[0.05], "fig5_share_le_5": shares[5.0], "timings_s": timings}
 io.atomic_write_json(out.results("pipeline_summary.json"), summary)
 summary'''),

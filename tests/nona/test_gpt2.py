@@ -36,14 +36,41 @@ def test_committed_graph_is_well_formed(gpt2):
     assert sum(x.startswith("LayerNorm") for x in descs) == 25  # 2 per block + ln_f
     assert sum(x.startswith("Conv1D") for x in descs) == 48  # 4 per block
     assert sum(x.startswith("Softmax") for x in descs) == 12
+    # module granularity: the attention's functional ops are tasks (q, k, v split, matmuls, ...)
+    assert sum(x.startswith("Split") for x in descs) == 12
+    assert sum(x.startswith("Matmul") for x in descs) == 24
 
 
 def test_contracted_structure(gpt2):
     h = contract(gpt2)
     subs = bottleneck_subgraphs(h)
-    # the embedding pair, then one attention subgraph per block (q, k, v and three chains)
+    # the embedding pair, then one subgraph per block between the residual adds: ln_1 + c_attn
+    # + split, the q, k, v chains, q.k^T..dropout, and matmul..c_proj (the residual edge bypasses all)
     assert [len(s.intermediate) for s in subs] == [2] + [6] * 12
-    assert (gpt2.number_of_nodes(), h.number_of_nodes()) == (382, 88)
+    assert (gpt2.number_of_nodes(), h.number_of_nodes()) == (395, 88)
+
+
+@pytest.mark.parametrize("variant, pre, post, inter", [
+    ("graph_operator.txt", 382, 88, [2] + [6] * 12),  # torch.export ATen ops (previous default)
+    ("graph_whitelist_attention.txt", 131, 4, [2]),  # GPT2Attention kept whole (PipeDream whitelist)
+])
+def test_committed_variants(variant, pre, post, inter):
+    from schedlab.nona.graphs import read_graph
+
+    g = read_graph(paths.GENERATED / "nona" / "gpt2" / variant)
+    h = contract(g)
+    assert (g.number_of_nodes(), h.number_of_nodes()) == (pre, post)
+    assert [len(s.intermediate) for s in bottleneck_subgraphs(h)] == inter
+    assert profiles.model_size_mib(g) == pytest.approx(474.70, abs=0.01)
+
+
+def test_table2_size_is_parameters_plus_legacy_mask_buffers():
+    from schedlab.nona.gpt2_trace import legacy_attention_buffer_bytes
+
+    # transformers 4.x GPT2Attention buffers: bias (1x1x1024x1024 bool) + masked_bias (float32 scalar)
+    assert legacy_attention_buffer_bytes() == 12 * (1024 * 1024 + 4)
+    total_mib = (4 * GPT2_SMALL_PARAMS + legacy_attention_buffer_bytes()) / 2**20
+    assert total_mib == pytest.approx(486.70, abs=0.005) and round(total_mib) == 487  # Table II: 487
 
 
 def test_torch_is_not_needed_outside_the_tracer():
@@ -61,6 +88,36 @@ def test_tracer_reproduces_the_committed_graph(gpt2, tmp_path):
     from schedlab.nona.gpt2_trace import trace
 
     g = trace(seq_len=128, batch=1, repeats=1, progress=False)
+    _same_graph(g, gpt2)
+
+
+@pytest.mark.parametrize("variant, kwargs", [
+    ("graph_operator.txt", {"granularity": "operator"}),
+    ("graph_whitelist_attention.txt", {"whitelist": ("GPT2Attention",)}),
+])
+def test_tracer_reproduces_the_committed_variants(variant, kwargs):
+    pytest.importorskip("torch", reason="the GPT-2 tracer needs the optional 'trace' extra")
+    pytest.importorskip("transformers", reason="the GPT-2 tracer needs the optional 'trace' extra")
+    from schedlab.nona.gpt2_trace import trace
+    from schedlab.nona.graphs import read_graph
+
+    g = trace(seq_len=128, batch=1, repeats=1, progress=False, **kwargs)
+    _same_graph(g, read_graph(paths.GENERATED / "nona" / "gpt2" / variant))
+
+
+def test_tracer_rejects_bad_options():
+    pytest.importorskip("torch", reason="the GPT-2 tracer needs the optional 'trace' extra")
+    from schedlab.nona.gpt2_trace import trace
+
+    with pytest.raises(ValueError, match="granularity"):
+        trace(granularity="layer")
+    with pytest.raises(ValueError, match="whitelist"):
+        trace(granularity="operator", whitelist=("GPT2Attention",))
+    with pytest.raises(ValueError, match="GPT2Atention"):
+        trace(whitelist=("GPT2Atention",), repeats=0, progress=False)
+
+
+def _same_graph(g, gpt2):
     assert list(g.nodes) == list(gpt2.nodes)
     assert set(g.edges) == set(gpt2.edges)
     for n in g:
@@ -68,3 +125,14 @@ def test_tracer_reproduces_the_committed_graph(gpt2, tmp_path):
         assert (a["desc"], a["activation_bytes"], a["parameter_bytes"]) == (
             b["desc"], pytest.approx(b["activation_bytes"], abs=0.001), b["parameter_bytes"]), n
         assert a["forward_ms"] >= 0
+
+
+def test_table2_layers_is_the_module_count():
+    pytest.importorskip("torch", reason="the GPT-2 tracer needs the optional 'trace' extra")
+    pytest.importorskip("transformers", reason="the GPT-2 tracer needs the optional 'trace' extra")
+    from schedlab.nona.gpt2_trace import build_model
+
+    model = build_model()
+    assert len(list(model.modules())) == 164  # Table II "Layers" for GPT-2
+    assert sum(p.numel() for p in model.parameters()) == GPT2_SMALL_PARAMS
+    assert list(model.buffers()) == []  # today's transformers: no attention buffers (hence 474.70 MiB)

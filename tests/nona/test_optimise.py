@@ -294,3 +294,37 @@ def test_cli_solve_json_and_errors():
     assert bad.exit_code != 0 and "load must be in (0, 1)" in bad.output
     bad = runner.invoke(main, ["nona", "solve", "--bandwidth-gbps", "0", "--models", "resnet18"])
     assert bad.exit_code != 0 and "bandwidth_gbps" in bad.output
+
+
+def test_local_active_set_grows_until_kkt_holds():
+    # job f at load 0.6: the optimum is an interior mix. Start the active set with the
+    # all-together option only: the KKT check must bring in the options the optimum uses.
+    wl = build_workload(classes=[job_f()], load=0.6, cluster=F_CLUSTER, background_comm_bytes=20e6)
+    prob = compile_problem(wl, F_CLUSTER)
+    g = solve(prob, method="global")
+    loc = solve(prob, method="local", initial_per_distribution=0)
+    assert loc.info["kkt"] and loc.info["rounds"] > 1
+    assert loc.objective == pytest.approx(g.objective, rel=1e-5)
+    # the mix: distributing f with a probability strictly inside (0, 1)
+    (sub, opts), = loc.distributions()["f"]
+    together = sum(p for o, p in opts if len(o.partition) == 1)
+    assert 0.05 < together < 0.95
+
+
+def test_local_active_set_matches_the_full_space_run():
+    c = Cluster(bandwidth_gbps=10)
+    wl = build_workload(["resnet18", "densenet121"], load=0.5, cluster=c, comm_load=0.2,
+                        classes=[j.with_rate(0.0) for j in inference_classes(["resnet18", "densenet121"])]
+                        + [job_f()])
+    prob = compile_problem(wl, c)
+    full = solve(prob, method="local", active_set=False)
+    act = solve(prob, method="local")
+    g = solve(prob, method="global")
+    assert act.info["active_set"] and act.info["kkt"] and not full.info["active_set"]
+    tol = 1e-5 * g.objective
+    assert g.lower_bound - tol <= act.objective <= full.objective + tol
+    # KKT over all options at the answer: no option has a lower partial derivative than its
+    # distribution's theta-weighted mean (by more than the tolerance)
+    gr = evaluate(prob, act.theta, grad=True).grad
+    lam = np.add.reduceat(act.theta * gr, prob.starts)
+    assert np.all(gr - lam[prob.dist] >= -1e-6 * np.abs(lam[prob.dist]) - 1e-12)

@@ -108,8 +108,9 @@ def test_search_front_is_pareto_and_applies(full_run, w100):
     # every front point was evaluated, with exactly these objective values
     ev = f.evaluations
     for _, row in f.table.iterrows():
-        hit = ev[(ev["T"] == row["T"]) & (ev["W"] == row["W"])]
-        assert len(hit) >= 1 and hit["jct_avg"].iloc[0] == row["jct_avg"]
+        hit = ev[(ev["T"] == row["T"]) & (ev["W"] == row["W"]) &
+                 (ev["zeta_min"] == row["zeta_min"]) & (ev["delta"] == row["delta"])]
+        assert len(hit) >= 1 and (hit["jct_avg"] == row["jct_avg"]).all()
     # SetWFQConfig: the chosen config re-simulated gives its objective values
     df = simulate(w100, f.policy(0), 64, predict=True)
     s = metrics.summary(df)
@@ -224,3 +225,43 @@ def test_fresh_operator_state_per_search():
     for attr in ("survival", "initialization", "mating"):
         assert getattr(a, attr) is not getattr(b, attr)
     assert a.survival is not b.survival and a.mating.selection is not b.mating.selection
+
+
+def test_evaluation_cpu_times_recorded(full_run):
+    t = full_run.eval_cpu_seconds
+    assert t.shape == (full_run.n_evaluations,) and np.all(t >= 0) and np.sum(t) > 0
+
+
+def test_coverage_and_gap_closed_forms():
+    from schedlab.pcs.pareto import archive_front, coverage, front_gap
+
+    ref = np.array([[0.0, 10.0], [5.0, 5.0], [10.0, 0.0]])
+    # ranges 10 and 10: a point 0.4 worse in one objective is found at eps 0.05, not 0.03
+    found = np.array([[0.0, 10.0], [5.4, 5.0]])
+    assert coverage(found, ref) == pytest.approx(1 / 3)
+    assert coverage(found, ref, 0.05) == pytest.approx(2 / 3)
+    assert coverage(found, ref, 0.03) == pytest.approx(1 / 3)
+    assert coverage(np.empty((0, 2)), ref) == 0.0
+    np.testing.assert_allclose(front_gap(np.array([[6.0, 5.0], [4.0, 4.0], [0.0, 12.0]]), ref),
+                               [0.1, 0.0, 0.2])
+    F = np.array([[3.0, 3.0], [1.0, 5.0], [np.inf, np.inf], [2.0, 2.0], [0.5, 9.0]])
+    assert archive_front(F, 2).tolist() == [[3.0, 3.0], [1.0, 5.0]]
+    assert archive_front(F, 5).tolist() == [[1.0, 5.0], [2.0, 2.0], [0.5, 9.0]]
+
+
+def test_scale_arrivals_raises_load():
+    from schedlab.pcs.generators import generate
+    from schedlab.pcs.pareto import scale_arrivals
+
+    w = trace_0e4a51(50)
+    s = scale_arrivals(w, 0.25)
+    np.testing.assert_array_equal(s.submit_us, np.rint(w.submit_us * 0.25).astype(np.int64))
+    assert np.array_equal(s.service, w.service) and np.array_equal(s.demand, w.demand)
+    with pytest.raises(ValueError, match="factor must be > 0"):
+        scale_arrivals(w, 0)
+    # the README's Poisson rule: the same draws at 80 % load are the 60 % gaps x 0.6/0.8
+    a = generate("themis1", 300, np.random.default_rng(3), load=0.6)
+    b = generate("themis1", 300, np.random.default_rng(3), load=0.8)
+    assert np.array_equal(a.service, b.service)
+    ga, gb = np.diff(a.submit_s), np.diff(b.submit_s)
+    assert np.all(np.abs(gb - ga * 0.75) <= 1.0)  # gaps are cut to whole seconds

@@ -54,3 +54,61 @@ def test_generated_sizes_equal_authors_draws(workload, path, load):
     w = generate(workload, 5000, authors_rng(seed), load=load)
     theirs = load_run("pcs/artifact_runs/" + path.format(seed))
     np.testing.assert_array_equal(w.service, theirs.service.to_numpy(float))
+
+
+# --- Themis -------------------------------------------------------------------------------
+# No deterministic workload-2 Themis run of the authors is stored, but their workload-3 runs
+# behind Fig. 8 are: generate("gavel", 3000, authors_rng(seed), load=1.2) is exactly that
+# workload (tested below on FIFO/SRSF), run with a 600 s lease (their runs were named
+# "gavel-contsingle", so the 10 s lease for "gavel" did not apply).
+_W3 = "pcs/artifact_runs/workload3_gavel_load1.2_5seeds/{}_64_1.2_gavel-contsingle_{}.csv.gz"
+
+
+@pytest.fixture(scope="module")
+def gavel_1954():
+    return generate("gavel", 3000, authors_rng(1954), load=1.2)
+
+
+@pytest.mark.parametrize("name", ["FIFO", "SRSF"])
+def test_workload3_generator_is_the_authors_workload(name, gavel_1954):
+    ours = simulate(gavel_1954, make_policy(name), 64, predict=False)
+    agree = compare(ours, load_run(_W3.format(name, 1954)), columns=("start_time", "end_time"))
+    assert all(a.ok() for a in agree.values()), agree
+
+
+def test_themis_per_job_exact(gavel_1954):
+    from schedlab.pcs.policies import Themis
+
+    ours = simulate(gavel_1954, Themis(600.0), 64, predict=True)
+    agree = compare(ours, load_run(_W3.format("THEMIS", 1954)), rtol=1e-6)
+    bad = {c: (a.n_bad, a.max_rel, a.first_bad) for c, a in agree.items() if not a.ok()}
+    assert not bad, bad
+
+
+def test_themis_2024_replay_does_not_match(gavel_1954):
+    # the test can fail: the 2024 code's replay (estimated sizes in t_ideal, lease ticks)
+    # predicts differently for most jobs; the main schedule is the same
+    from schedlab.pcs.policies import Themis
+
+    ours = simulate(gavel_1954, Themis(600.0, replay_size="estimate", replay_leases=True), 64,
+                    predict=True)
+    agree = compare(ours, load_run(_W3.format("THEMIS", 1954)))
+    assert agree["end_time"].ok()
+    assert agree["estimated_end_time"].n_bad > 1000
+
+
+@pytest.mark.parametrize("trace,paper,linear", [("0e4a51", 1.324, 1.312),
+                                                ("2869ce", 1.652, 1.625)])
+def test_themis_fig7_normalised_jct_whole_trace(trace, paper, linear):
+    # Fig. 7 (README: fig7_workload2_long.csv): Themis avg JCT / AFS avg JCT, whole trace,
+    # 64 GPUs, to the printed digits. Only the speedup-aware valuation reproduces it.
+    from schedlab import data
+    from schedlab.pcs import load_trace
+    from schedlab.pcs.policies import Themis
+
+    w = load_trace(data.require(f"pcs/workload2_philly_traces/trace_{trace}.csv.gz"))
+    afs = simulate(w, make_policy("AFS"), 64).end_time.sub(w.submit_s).mean()
+    jct = {v: simulate(w, Themis(600.0, valuation=v), 64).end_time.sub(w.submit_s).mean()
+           for v in ("speedup", "linear")}
+    assert round(jct["speedup"] / afs, 3) == paper
+    assert round(jct["linear"] / afs, 3) == linear

@@ -153,3 +153,23 @@ def test_p_error_without_prediction_is_refused():
     w = Workload.from_arrays(submit_s=[0], service=[4.0], demand=[1])
     with pytest.raises(ValueError, match="p_error only applies with predict=True"):
         simulate(w, make_policy("FIFO"), 1, p_error=10, rng=np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("opts", [dict(valuation="linear"),
+                                  dict(replay_size="estimate", replay_leases=True)])
+def test_themis_variants_engines_agree(opts):
+    from schedlab.pcs.policies import Themis
+
+    w = trace_0e4a51(60)  # on 8 GPUs: contention, so the variants matter
+    a = simulate(w, Themis(600.0, **opts), 8, predict=True, engine="reference")
+    b = simulate(w, Themis(600.0, **opts), 8, predict=True, engine="fast")
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    c = simulate(w, Themis(600.0), 8, predict=True)
+    assert not c.equals(a)  # each variant changes something on this trace
+
+
+def test_themis_rejects_unknown_variant():
+    from schedlab.pcs.policies import Themis
+
+    with pytest.raises(ValueError, match="valuation"):
+        Themis(valuation="sqrt")

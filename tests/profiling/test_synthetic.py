@@ -97,3 +97,12 @@ def test_deterministic_across_processes(tmp_path):
         with tarfile.open(out / "pai_task_table.tar.gz") as tar:
             digests.append(hashlib.sha256(tar.extractfile(tar.getmembers()[0]).read()).hexdigest())
     assert digests[0] == digests[1]
+
+
+def test_size_bias_resample_weights():
+    # weights inst_num ** -1: rows with 1 and 4 instances, half each -> P(1) = 1 / (1 + 1/4) = 0.8
+    r = pd.DataFrame({"workload": ["bert"] * 4000 + ["ctr"] * 10, "inst_num": [1, 4] * 2005, "k": range(4010)})
+    out = synthetic.size_bias_resample(r, 1.0, np.random.default_rng(0))
+    assert out.workload.value_counts().to_dict() == {"bert": 4000, "ctr": 10}  # strata sizes kept
+    assert abs((out[out.workload == "bert"].inst_num == 1).mean() - 0.8) < 0.03  # ~5 sd of binomial noise
+    assert set(out.k) <= set(r.k) and (out.merge(r, on="k").inst_num_x == out.merge(r, on="k").inst_num_y).all()

@@ -1,9 +1,11 @@
 """Trace GPT-2 small into a PipeDream-format ``graph.txt`` (no public profile exists).
 
 Needs the optional ``trace`` extra (``pip install -e .[trace]``: torch, transformers);
-nothing else in the suite imports this module. Run::
+nothing else in the suite imports torch (this module imports it lazily). Run::
 
-    python -m schedlab.nona.gpt2_trace            # -> data/generated/nona/gpt2/graph.txt
+    python -m schedlab.nona.gpt2_trace                 # -> data/generated/nona/gpt2/graph.txt
+    python -m schedlab.nona.gpt2_trace --granularity operator --out .../graph_operator.txt
+    python -m schedlab.nona.gpt2_trace --whitelist GPT2Attention --out .../graph_whitelist_attention.txt
 
 What is traced
 --------------
@@ -13,31 +15,41 @@ downloaded), eager attention (explicit matmul/softmax, as GPT-2 was written when
 profiled models; the fused SDPA kernel would hide the attention's structure), no KV cache,
 one query of ``batch`` x ``seq_len`` token ids.
 
-The model is captured with ``torch.export`` (an ATen-level FX graph with each op's module
-stack). Tasks follow PipeDream's profiler (``graph_creator.py``: one node per call of a
-module with no sub-modules, plus one node per tensor operation applied to activations):
+Granularity (``trace(granularity=...)``)
+----------------------------------------
+``"module"`` (default; :func:`trace_module`), PipeDream's profiler granularity
+(``graph_creator.py``: one node per call of a module with no sub-modules, plus one node per
+tensor function applied to activations between modules). Leaf-module calls are caught with
+forward hooks, the functions between them with a ``TorchFunctionMode`` at the level the
+model's Python code calls them (``split``, ``view``, ``transpose``, ``matmul``, ``softmax``,
+the residual ``add`` ...). ``whitelist`` keeps named module classes whole, like PipeDream's
+``module_whitelist``. PipeDream's own tensor wrapper only knows ``view``, ``transpose``,
+``+``, ``+=``, ``*``, ``[]``, ``size`` and ``cat`` (:data:`PIPEDREAM_FUNCTIONS`), so it cannot
+run through today's GPT-2 attention (``split``, ``matmul``, ``softmax``) unless
+``GPT2Attention`` is whitelisted: the ``--whitelist GPT2Attention`` variant is the graph such a
+profile would give.
 
-* all ATen ops whose innermost module is a *leaf* module (Embedding, LayerNorm, Conv1D,
-  Dropout, NewGELU, the LM head) form one task, described by ``str(module)``;
-* every other op on the activation path (a descendant of ``input_ids``) is its own task:
-  ``Add``, ``View``, ``Transpose``, ``Split``, ``__getitem__(i)``, ``MatMul``, ``Softmax``...;
-* ops that do not depend on the input values (the causal mask, position ids) are constants
-  and are not tasks, as PipeDream does not see unwrapped tensors; a leaf module whose
-  inputs are all constants (the position embedding ``wpe``) is a task fed by ``Input``;
-* ``_assert_tensor_metadata`` checks and ops whose result is unused are dropped.
+``"operator"`` (:func:`trace_operator`, the previous default): ``torch.export`` ATen graph,
+all ATen ops of a leaf module form one task, every other ATen op on the activation path is
+a task.
 
-Attributes: ``forward_compute_time`` is the median over ``repeats`` CPU runs (single thread,
-after one warm-up) of the task's ops timed one by one with an FX interpreter, in ms;
-``backward_compute_time`` is 0 (inference; not profiled); ``activation_size`` is the
-bytes of the task's output tensor(s) from their shapes (a list for multi-output ops, as
-PipeDream writes ``[a; b]``); ``parameter_size`` the bytes of the parameters the module owns,
-a tied parameter (the LM head shares ``wte``) counted once, at its first user. The ``Input``
-node's description records the traced batch, ``Input(batch=1, seq_len=128)``.
-
-Known differences from the paper's GPT-2 (reported, not patched): the Hugging Face model of
-today has no ``attn.bias`` causal-mask buffers (12 x 1024 x 1024 bools = 12 MiB), so the
-size is 474.7 MiB of parameters, not 487; and our operator granularity gives more tasks than
-the paper's 178 (see the GPT-2 notebook for the counts).
+Known differences from the paper's GPT-2 (reported, not patched)
+----------------------------------------------------------------
+* Table II's "Layers 164" is exactly ``len(list(GPT2LMHeadModel(GPT2Config()).modules()))``
+  (12 blocks x 13 modules + 8), which suggests the paper profiled this very model class.
+* Size: today's ``transformers`` GPT-2 has no attention buffers, so the graph holds
+  474.70 MiB of parameters (124,439,808 float32, ``wte``/``lm_head`` tied, counted once). The
+  4.x versions registered per block a causal mask ``bias`` (1x1x1024x1024 bool) and a scalar
+  ``masked_bias`` (float32): :func:`legacy_attention_buffer_bytes` = 12,582,960 bytes; with
+  them, parameters + buffers = 486.70 MiB, Table II's "487 MB" (MiB, as its other rows).
+  The graph is not edited to add them. Checked once against ``transformers`` 4.30.2
+  (installed aside with ``pip install --no-deps --target``, not part of the pipeline):
+  164 modules, 497,759,232 parameter + 12,582,960 buffer bytes = 486.70 MiB; its module trace
+  has 405 tasks -> 88 (same contracted structure as today's), and with ``GPT2Attention``
+  whitelisted 117 -> 4 at 486.70 MiB (the buffers belong to the whitelisted module).
+* Tasks: 395 (module granularity; 382 at operator level; 131 with ``GPT2Attention``
+  whitelisted) against the paper's 178; after contraction 88 (88; 4) against 40. See the
+  ``gpt2_dag`` notebook.
 """
 
 from __future__ import annotations
@@ -98,9 +110,9 @@ def build_model(seed: int = 0):
     return model.eval()
 
 
-def trace(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int = 0,
-          progress: bool = True) -> nx.DiGraph:
-    """The task graph of GPT-2 (node attrs as :func:`schedlab.nona.graphs.read_graph`)."""
+def trace_operator(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int = 0,
+                   progress: bool = True) -> nx.DiGraph:
+    """Operator-granularity task graph (``torch.export`` ATen ops; see the module docstring)."""
     import torch
 
     torch.set_num_threads(1)
@@ -225,6 +237,264 @@ def trace(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int = 0,
     return g
 
 
+GRANULARITIES = ("module", "operator")
+
+# The tensor functions PipeDream's profiler records as nodes (``TensorWrapper`` in
+# ``profiler/torchmodules/torchgraph/graph_creator.py``): everything else raises on its
+# wrapper, so a module calling anything else must be whitelisted (kept whole) there.
+PIPEDREAM_FUNCTIONS = ("view", "transpose", "__add__", "__iadd__", "__mul__", "__getitem__", "size", "cat")
+
+
+def legacy_attention_buffer_bytes(n_layer: int = 12, n_positions: int = 1024) -> int:
+    """Bytes of the attention buffers GPT-2 carried in ``transformers`` 4.x (none today).
+
+    Per block: ``bias``, the causal mask ``tril(ones(n_positions, n_positions, dtype=bool))``
+    viewed as 1x1xPxP (1 byte per element), and ``masked_bias``, a float32 scalar.
+
+    >>> legacy_attention_buffer_bytes()
+    12582960
+    """
+    return n_layer * (n_positions * n_positions + 4)
+
+
+def _func_name(func) -> str:
+    name = getattr(func, "__name__", None) or str(func)
+    return name
+
+
+def _func_desc(func, args) -> str:
+    name = _func_name(func)
+    if name == "__getitem__" and len(args) > 1:
+        return f"__getitem__({args[1]})".replace(" -- ", " - ")
+    name = name.strip("_")
+    if name.startswith("i") and name[1:] in ("add", "sub", "mul"):  # __iadd__ -> Add(inplace)
+        return name[1:].capitalize() + "(inplace)"
+    return "".join(part.capitalize() for part in name.split("_")) or name
+
+
+def trace(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int = 0,
+          progress: bool = True, granularity: str = "module",
+          whitelist: tuple[str, ...] = ()) -> nx.DiGraph:
+    """The task graph of GPT-2 (node attrs as :func:`schedlab.nona.graphs.read_graph`).
+
+    Parameters
+    ----------
+    granularity
+        ``"module"`` (default, PipeDream's granularity): one task per call of a leaf
+        ``nn.Module`` plus one per tensor function applied to activations between modules
+        (see :func:`trace_module`). ``"operator"``: one task per ATen operator outside leaf
+        modules (:func:`trace_operator`, the previous default; finer).
+    whitelist
+        Module class names kept whole as one task (PipeDream's ``module_whitelist``), e.g.
+        ``("GPT2Attention",)``; only with ``granularity="module"``.
+    """
+    if granularity not in GRANULARITIES:
+        raise ValueError(f"granularity must be one of {GRANULARITIES}, got {granularity!r}")
+    if granularity == "operator":
+        if whitelist:
+            raise ValueError("whitelist applies to granularity='module' only")
+        return trace_operator(seq_len=seq_len, batch=batch, repeats=repeats, seed=seed, progress=progress)
+    return trace_module(seq_len=seq_len, batch=batch, repeats=repeats, seed=seed, progress=progress,
+                        whitelist=whitelist)
+
+
+def _record(model, ids, whitelist: tuple[str, ...]) -> list[dict]:
+    """Run ``model`` once, recording leaf-module calls and activation functions in call order.
+
+    Each event is ``{"kind", "desc", "inputs" (event indices; -1 = the input ids),
+    "sizes" (bytes of each output tensor), "params" (module only), "ms"}``. Data flow is
+    followed through Python object identity of the tensors (all kept alive until the end,
+    so ids are not reused); a function whose tensor arguments have no producer works on
+    constants (causal mask, position ids) and is not a task, as PipeDream sees only tensors
+    derived from the input.
+    """
+    import torch
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._pytree import tree_leaves
+
+    events: list[dict] = []
+    producer: dict[int, tuple[int, int]] = {id(ids): (-1, 0)}  # tensor id -> (event, output index)
+    alive: list = [ids]
+    state = {"depth": 0, "t0": []}
+
+    def sources(obj) -> list[tuple[int, int]]:
+        out: list = []
+        for t in tree_leaves(obj):
+            if isinstance(t, torch.Tensor) and id(t) in producer and producer[id(t)] not in out:
+                out.append(producer[id(t)])
+        return out
+
+    def emit(kind, desc, ins, out, ms, params=0.0):
+        tensors = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
+        events.append(dict(kind=kind, desc=desc, inputs=ins, ms=ms, params=params,
+                           sizes=[float(t.numel() * t.element_size()) for t in tensors]))
+        for i, t in enumerate(tensors):
+            producer[id(t)] = (len(events) - 1, i)
+            alive.append(t)
+
+    class Mode(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if state["depth"]:  # inside a task module: part of that task
+                return func(*args, **kwargs)
+            ins = sources((args, kwargs))
+            t = time.perf_counter()
+            out = func(*args, **kwargs)
+            ms = (time.perf_counter() - t) * 1e3
+            if ins and any(isinstance(x, torch.Tensor) for x in tree_leaves(out)):
+                emit("function", _func_desc(func, args), ins, out, ms)
+            return out
+
+    def pre(mod, args, kwargs):
+        state["depth"] += 1
+        state["t0"].append(time.perf_counter())
+
+    def post(mod, args, kwargs, out):
+        ms = (time.perf_counter() - state["t0"].pop()) * 1e3
+        state["depth"] -= 1
+        # parameters and buffers the task owns (a tied parameter once, at its first user)
+        params = 0.0
+        for tensor in [*mod.parameters(), *mod.buffers()]:
+            if id(tensor) not in owned:
+                owned.add(id(tensor))
+                params += tensor.numel() * tensor.element_size()
+        emit("module", re.sub(r"\s+", " ", str(mod)).replace(" -- ", " - "), sources((args, kwargs)), out, ms,
+             params)
+
+    known = {type(m).__name__ for m in model.modules()}
+    unknown = sorted(set(whitelist) - known)
+    if unknown:
+        raise ValueError(f"whitelist names no module class of the model: {unknown}; classes: {sorted(known)}")
+    owned: set[int] = set()
+    handles = []
+    for _, mod in model.named_modules():
+        if mod is model:
+            continue
+        is_task = type(mod).__name__ in whitelist or not list(mod.children())
+        inside_task = any(type(a).__name__ in whitelist for a in _ancestors(model, mod))
+        if is_task and not inside_task:
+            handles.append(mod.register_forward_pre_hook(pre, with_kwargs=True))
+            handles.append(mod.register_forward_hook(post, with_kwargs=True))
+    try:
+        with torch.no_grad(), Mode():
+            out = model(input_ids=ids, use_cache=False)
+    finally:
+        for h in handles:
+            h.remove()
+    if id(out.logits) not in producer:
+        raise RuntimeError("GPT-2 trace: the logits were not produced by a recorded task")
+    events.append(dict(kind="output", desc="", inputs=[producer[id(out.logits)]], ms=0.0, params=0.0, sizes=[]))
+    return events
+
+
+def _ancestors(model, mod) -> list:
+    """Modules strictly above ``mod`` in ``model``'s hierarchy."""
+    names = {m: n for n, m in model.named_modules()}
+    name = names[mod]
+    parts = name.split(".")
+    return [model.get_submodule(".".join(parts[:i])) for i in range(1, len(parts))]
+
+
+def trace_module(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int = 0,
+                 progress: bool = True, whitelist: tuple[str, ...] = ()) -> nx.DiGraph:
+    """Module-granularity task graph of GPT-2, as PipeDream's profiler builds it.
+
+    Tasks: ``Input`` (the token ids); one per call of a leaf ``nn.Module`` (or of a module
+    whose class is in ``whitelist``, kept whole with its children), described by
+    ``str(module)``; one per tensor function called outside task modules on activations
+    (``View``, ``Split``, ``Transpose``, ``Matmul``, ``Mul``, ``Add``, ``Softmax``, ``Type``,
+    ``Dropout``, ``Reshape``, ``Contiguous``, ``To``...), captured with a
+    ``TorchFunctionMode`` at the level the model's Python code calls them (not ATen).
+    A function with several tensor outputs (``split`` into q, k, v) is one task with a list
+    ``activation_size`` and one ``__getitem__(i)`` selector task per used output, so each
+    consumer's edge carries the bytes it reads (PipeDream's representation of multi-output
+    nodes). Edges: real tensor data flow. A module fed only by constants (``wpe`` on the
+    position ids) is fed by ``Input``. Tasks with no path to the logits are dropped.
+
+    Attributes: ``forward_compute_time`` = median over ``repeats`` recorded CPU runs
+    (single thread, after one warm-up run) of the call's wall time in ms (a leaf module:
+    from its forward pre-hook to its forward hook); ``backward_compute_time`` = 0;
+    ``activation_size`` = output bytes from shapes; ``parameter_size`` = bytes of the
+    module's parameters and buffers (a tied tensor counted once, at its first user).
+    Metadata-only calls (``size()``, ``dim()``, shape getters) return no tensor and are not
+    tasks; PipeDream writes 4-byte ``Size`` nodes for them, which we omit.
+    """
+    import torch
+
+    torch.set_num_threads(1)
+    model = build_model(seed)
+    ids = torch.zeros((batch, seq_len), dtype=torch.long)
+    runs = range(repeats + 1)
+    if progress:
+        from tqdm import tqdm
+
+        runs = tqdm(runs, desc=f"tracing GPT-2 (module granularity) on CPU")
+    recorded = []
+    for r in runs:
+        ev = _record(model, ids, tuple(whitelist))
+        if r == 0:  # warm-up run discarded (structure is checked against it)
+            first = ev
+            continue
+        if [(e["desc"], e["inputs"]) for e in ev] != [(e["desc"], e["inputs"]) for e in first]:
+            raise RuntimeError("GPT-2 trace: two runs recorded different graphs")
+        recorded.append(ev)
+    events = recorded[0] if recorded else first
+    times = [statistics.median(run[i]["ms"] for run in recorded) if recorded else 0.0
+             for i in range(len(events))]
+
+    # keep the events on a path to the logits
+    needed, stack = set(), [len(events) - 1]
+    while stack:
+        i = stack.pop()
+        if i in needed or i < 0:
+            continue
+        needed.add(i)
+        stack.extend(src for src, _ in events[i]["inputs"])
+    # selectors for multi-output tasks, in first-use order
+    selectors: list[tuple[int, int]] = []
+    for i in sorted(needed):
+        for src, k in events[i]["inputs"]:
+            if src >= 0 and len(events[src]["sizes"]) > 1 and (src, k) not in selectors:
+                selectors.append((src, k))
+
+    g = nx.DiGraph(name="gpt2")
+    name: dict = {}
+
+    def add(key, **attrs):
+        name[key] = f"node{len(name) + 1}"
+        g.add_node(name[key], **attrs)
+
+    add(-1, desc=f"Input(batch={batch}, seq_len={seq_len})", forward_ms=0.0, backward_ms=0.0,
+        activation_bytes=float(ids.numel() * ids.element_size()), parameter_bytes=0.0)
+    edges: list = []
+
+    def link(src, k, dst):
+        u = ("sel", src, k) if (src, k) in selectors else src
+        if (name[u], name[dst]) not in edges:
+            edges.append((name[u], name[dst]))
+
+    for i in sorted(needed):
+        e = events[i]
+        if e["kind"] == "output":
+            continue
+        attrs = dict(desc=e["desc"], forward_ms=times[i], backward_ms=0.0, parameter_bytes=float(e["params"]))
+        if len(e["sizes"]) > 1:
+            attrs["activation_sizes"] = tuple(e["sizes"])
+        attrs["activation_bytes"] = float(sum(e["sizes"]))
+        add(i, **attrs)
+        for k in range(len(e["sizes"])):
+            if (i, k) in selectors:
+                add(("sel", i, k), desc=f"__getitem__({k})", forward_ms=0.0, backward_ms=0.0,
+                    activation_bytes=e["sizes"][k], parameter_bytes=0.0)
+                edges.append((name[i], name[("sel", i, k)]))
+        ins = e["inputs"] or [(-1, 0)]  # fed by constants only: fed by the input
+        for src, k in ins:
+            link(src, k, i)
+    for j, (u, v) in enumerate(edges):
+        g.add_edge(u, v, order=j)
+    return g
+
+
 def _profile(ep, ids, repeats: int, progress: bool) -> dict[str, float]:
     """Median wall time (ms) of each call_function node over ``repeats`` interpreted runs."""
     import torch
@@ -269,8 +539,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--granularity", choices=GRANULARITIES, default="module")
+    parser.add_argument("--whitelist", nargs="*", default=[],
+                        help="module classes kept whole (PipeDream's module_whitelist), e.g. GPT2Attention")
     a = parser.parse_args(argv)
-    g = trace(seq_len=a.seq_len, batch=a.batch, repeats=a.repeats, seed=a.seed)
+    g = trace(seq_len=a.seq_len, batch=a.batch, repeats=a.repeats, seed=a.seed, granularity=a.granularity,
+              whitelist=tuple(a.whitelist))
     write_graph(g, a.out)
     os.chmod(a.out, 0o644)  # atomic writes create 0600 temporaries; this file is committed
     print(f"wrote {a.out}: {g.number_of_nodes()} tasks, {g.number_of_edges()} edges")

@@ -50,7 +50,11 @@ Solvers (:func:`solve`)
     interval (see :func:`_interval_cost`), which makes flat optima converge in few LPs.
 ``local``
     softmax parametrisation of each theta_t, exact gradients, L-BFGS-B from several feasible
-    starts (uniform, biased to "all together", random; the random ones from ``seed``).
+    starts (uniform, biased to "all together", random; the random ones from ``seed``), on an
+    active set of options that grows until the first-order (KKT) conditions hold over all
+    options (column generation; ``active_set=False`` runs L-BFGS on every option instead).
+    The answer is a KKT point of the full problem either way; the active set keeps the
+    L-BFGS dimension at tens of options instead of GPT-2's 28,637.
 ``penalty``
     the paper's approach (section IV-F): the equality constraints (II) and theta >= 0 (III)
     are relaxed into a quadratic penalty whose weight is orders of magnitude above the
@@ -261,8 +265,10 @@ def _subgraph_rows(dag, sub, opts, mu: float, nu: float, direct_edge_branch: boo
     cnt = np.zeros((O, width))
     work = np.array([dag.nodes[x]["work_s"] / nu for x in inter])
     rows = np.arange(O)
+    # (rows, column) pairs are distinct within one update (one column per row), so plain
+    # fancy-index += is exact here and much faster than np.add.at
     for x in range(m):  # each task's compute in its part (X)
-        np.add.at(A, (rows, lab[:, x]), work[x])
+        A[rows, lab[:, x]] += work[x]
     S1 = np.zeros(O)
     S2 = np.zeros(O)
     for u, v, sv in edges:
@@ -276,8 +282,8 @@ def _subgraph_rows(dag, sub, opts, mu: float, nu: float, direct_edge_branch: boo
                 cnt[:, width - 1] += cross
             continue
         recv = lab[:, iu] if iv == snk else lab[:, iv]  # sink edges wait in the sender's branch
-        np.add.at(A, (rows, recv), cross * sv)
-        np.add.at(cnt, (rows, recv), cross.astype(float))
+        A[rows, recv] += cross * sv
+        cnt[rows, recv] += cross
     pad = np.arange(width)[None, :] >= K[:, None]
     if direct_edge_branch:
         pad[:, width - 1] = cnt[:, width - 1] == 0
@@ -641,18 +647,25 @@ def _softmax(prob: Problem, z: np.ndarray) -> np.ndarray:
     return e / np.add.reduceat(e, prob.starts)[prob.dist]
 
 
-def _solve_local(prob: Problem, t0: float, n_starts: int = 4, seed: int = 0,
-                 rng: np.random.Generator | None = None, maxiter: int = 500) -> Result:
-    rng = rng if rng is not None else np.random.default_rng(seed)
-    if prob.n_options == 0 or prob.size.max() == 1:
-        return _finish(prob, "local", prob.local_theta(), t0, info={"starts": 0})
+def _restrict(prob: Problem, idx: np.ndarray) -> Problem:
+    """The problem on the options ``idx`` only (sorted; at least one option per distribution)."""
+    return Problem(prob.classes, prob.cluster, prob.spaces, prob.A[idx], prob.n[idx], prob.S1[idx], prob.S2[idx],
+                   prob.beta[idx], prob.cls[idx], np.searchsorted(idx, prob.starts), prob.const, prob.phi_coef,
+                   prob.rho0, prob.N0, prob.search_space, prob.n_distributions)
+
+
+def _lbfgs(prob: Problem, starts: list[np.ndarray], maxiter: int, tight: bool = False):
+    """Softmax-parametrised L-BFGS-B from each start; the best result and the evaluation count."""
+    if prob.size.max() == 1:  # nothing to decide on this (sub)problem
+        z = np.zeros(prob.n_options)
+        return z, evaluate(prob, _softmax(prob, z)).objective, 0
     cap = 1e6 * max(1.0, abs(evaluate(prob, prob.local_theta()).objective))
 
     def fun(z):
         th = _softmax(prob, z)
         try:
             ev = evaluate(prob, th, grad=True)
-        except UnstableLinkError:
+        except UnstableLinkError:  # a steep wall beyond rho = 1, pointing back into the stable region
             rho = prob.rho0 + prob.r @ th
             g = cap * prob.r
             gz = th * (g - np.add.reduceat(th * g, prob.starts)[prob.dist])
@@ -663,19 +676,100 @@ def _solve_local(prob: Problem, t0: float, n_starts: int = 4, seed: int = 0,
 
     local_bias = np.zeros(prob.n_options)
     local_bias[prob.starts] = 3.0
-    starts = [np.zeros(prob.n_options), local_bias] + [rng.normal(0, 2, prob.n_options) for _ in range(max(0, n_starts - 2))]
-    best = None
-    evals = 0
+    best, evals = None, 0
     for z in starts:
         for _ in range(30):  # move an infeasible start towards "all together" until rho < 1
             if prob.rho0 + prob.r @ _softmax(prob, z) < 1:
                 break
             z = z + local_bias
-        res = minimize(fun, z, jac=True, method="L-BFGS-B", options={"maxiter": maxiter})
+        opts = {"maxiter": maxiter, "ftol": 1e-14, "gtol": 1e-12} if tight else {"maxiter": maxiter}
+        res = minimize(fun, z, jac=True, method="L-BFGS-B", options=opts)
         evals += res.nfev
         if best is None or res.fun < best.fun:
             best = res
-    return _finish(prob, "local", _softmax(prob, best.x), t0, info={"starts": len(starts), "evaluations": evals})
+    return best.x, float(best.fun), evals
+
+
+def _multistarts(prob: Problem, n_starts: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Uniform, biased to "all together", and ``n_starts - 2`` random softmax points."""
+    local_bias = np.zeros(prob.n_options)
+    local_bias[prob.starts] = 3.0
+    return [np.zeros(prob.n_options), local_bias] + [rng.normal(0, 2, prob.n_options)
+                                                    for _ in range(max(0, n_starts - 2))]
+
+
+def _solve_local(prob: Problem, t0: float, n_starts: int = 4, seed: int = 0,
+                 rng: np.random.Generator | None = None, maxiter: int = 500, active_set: bool = True,
+                 initial_per_distribution: int = 3, add_per_round: int = 4, kkt_rtol: float = 1e-6,
+                 max_rounds: int = 100) -> Result:
+    """Local optimisation with exact gradients (see the module docstring).
+
+    ``active_set=True`` (default): the multi-start L-BFGS runs on a small set of options
+    (per distribution: "all together" plus the ``initial_per_distribution`` options with the
+    smallest max chi at the all-together wait); then the full gradient is checked against
+    the first-order (KKT) conditions of the whole problem on the product of simplices: an
+    option whose partial derivative is below its distribution's theta-weighted mean
+    derivative by more than ``kkt_rtol`` (relative) could take mass and lower the objective.
+    The most violating options (``add_per_round`` per distribution) join the set and the
+    solve resumes from the current point (plus the uniform and "all together" points of the
+    enlarged set), until no option outside the set violates the conditions. ``info`` reports
+    the largest relative violation over all options (``kkt_violation``) and whether it is
+    within ``kkt_rtol`` (``kkt``). The
+    answer is then a KKT point of the full problem, as a full-space L-BFGS run would give,
+    at a fraction of the cost (the GPT-2 subgraphs have 2,386 options each).
+    ``active_set=False``: L-BFGS on all options from every start.
+    """
+    rng = rng if rng is not None else np.random.default_rng(seed)
+    if prob.n_options == 0 or prob.size.max() == 1:
+        return _finish(prob, "local", prob.local_theta(), t0, info={"starts": 0})
+    if not active_set:
+        z, _, evals = _lbfgs(prob, _multistarts(prob, n_starts, rng), maxiter)
+        return _finish(prob, "local", _softmax(prob, z), t0,
+                       info={"starts": n_starts, "evaluations": evals, "active_set": False})
+    # initial set: all together + the options fastest at the wait of the all-together point
+    M = _M(prob, evaluate(prob, prob.local_theta()).phi)
+    keep = np.zeros(prob.n_options, dtype=bool)
+    keep[prob.starts] = True
+    order = np.lexsort((M, prob.dist))  # by distribution, then by max chi
+    rank = np.empty(prob.n_options, dtype=int)
+    rank[order] = np.arange(prob.n_options) - np.repeat(prob.starts, prob.size)
+    keep |= rank < initial_per_distribution
+    idx = np.flatnonzero(keep)
+    sub = _restrict(prob, idx)
+    z, _, evals = _lbfgs(sub, _multistarts(sub, n_starts, rng), maxiter, tight=True)
+    rounds = 1
+    while True:
+        theta = np.zeros(prob.n_options)
+        theta[idx] = _softmax(sub, z)
+        g = evaluate(prob, theta, grad=True).grad
+        lam = np.add.reduceat(theta * g, prob.starts)  # theta-weighted mean derivative per distribution
+        slack = g - lam[prob.dist]
+        rel = -slack / np.maximum(np.abs(lam), np.finfo(float).tiny)[prob.dist]  # > 0: would take mass
+        viol = (rel > kkt_rtol) & ~keep
+        if not viol.any() or rounds >= max_rounds:
+            break
+        # the most violating options of each distribution join the set
+        cand = np.flatnonzero(viol)
+        ranked = cand[np.lexsort((slack[cand], prob.dist[cand]))]
+        d = prob.dist[ranked]
+        first = np.searchsorted(d, d, side="left")
+        new = ranked[np.arange(len(ranked)) - first < add_per_round]
+        zfull = np.full(prob.n_options, -np.inf)
+        zfull[idx] = z - np.maximum.reduceat(z, sub.starts)[sub.dist]
+        # new options enter with a visible mass (with a tiny one the softmax gradient vanishes and
+        # the descent cannot move them); the current point, uniform and "all together" are the starts
+        zfull[new] = np.log(0.1)
+        keep[new] = True
+        idx = np.flatnonzero(keep)
+        sub = _restrict(prob, idx)
+        z, _, e = _lbfgs(sub, [zfull[idx]] + _multistarts(sub, 2, rng), maxiter, tight=True)
+        evals += e
+        rounds += 1
+    violation = float(max(rel.max(), 0.0))
+    return _finish(prob, "local", theta, t0,
+                   info={"starts": n_starts, "evaluations": evals, "active_set": True, "rounds": rounds,
+                         "active_options": int(len(idx)), "kkt_violation": violation,
+                         "kkt": violation <= kkt_rtol})
 
 
 # --------------------------------------------------------------------------- penalty
@@ -750,7 +844,8 @@ def solve(workload: Sequence[JobClass] | Problem, cluster: Cluster | None = None
     ``options`` go to the solver: global ``rtol`` (default 1e-6), ``max_lps``, ``lp``
     ("highspy": one warm-started HiGHS model, default; "scipy": ``scipy.optimize.linprog``
     with HiGHS, a cold solve per LP, kept as a cross-check); local
-    ``n_starts``, ``seed``/``rng``, ``maxiter``; penalty ``weight`` (1e3), ``max_iter``.
+    ``n_starts``, ``seed``/``rng``, ``maxiter``, ``active_set`` (default True),
+    ``initial_per_distribution``, ``add_per_round``, ``kkt_rtol``, ``max_rounds``; penalty ``weight`` (1e3), ``max_iter``.
     ``solve_seconds`` includes compiling the decision space.
     """
     if method not in METHODS:

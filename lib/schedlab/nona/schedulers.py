@@ -27,13 +27,15 @@ Live schemes (see the cluster's live state through :class:`~schedlab.nona.sim.Li
   giving a freed server back to the job that freed it (``source_job``) is therefore not
   applied by default (``prefer_source=True`` is not offered: we have no freed-by record
   once the server is back in the pool, and the paper's text removes the blocking).
-* Decima: provided by the Decima issue as ``schedlab.nona.decima.DecimaScheduler``;
-  :func:`make_scheduler` raises :class:`SchemeUnavailable` until it exists.
+* Decima: ``schedlab.nona.decima.DecimaScheduler`` (Decima issue): ``decima`` runs the
+  public TPC-H-trained weights, ``decima_retrained`` the same network retrained in this
+  simulator (``results/nona/decima_train/weights.npz``, DVC stage ``nona_decima_train``);
+  :func:`make_scheduler` raises :class:`SchemeUnavailable` when the code or weights are missing.
 
 Examples
 --------
 >>> SCHEMES
-('random', 'opportunistic', 'spark_fair', 'nona', 'nona_star', 'expert', 'decima')
+('random', 'opportunistic', 'spark_fair', 'nona', 'nona_star', 'expert', 'decima', 'decima_retrained')
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ import networkx as nx
 from schedlab.nona.contraction import bottleneck_runs
 from schedlab.nona.sim import CompiledClass, LiveView, SimInputError, UniformStream
 
-SCHEMES = ("random", "opportunistic", "spark_fair", "nona", "nona_star", "expert", "decima")
+SCHEMES = ("random", "opportunistic", "spark_fair", "nona", "nona_star", "expert", "decima", "decima_retrained")
+#: the retrained Decima's weights (written by the nona_decima_train stage), relative to the repository
+RETRAINED_DECIMA_WEIGHTS = "results/nona/decima_train/weights.npz"
 
 
 class SchemeUnavailable(RuntimeError):
@@ -367,7 +371,7 @@ def make_scheduler(scheme: str, *, tables: str | Path | dict | None = None, seed
     >>> make_scheduler("fifo")
     Traceback (most recent call last):
     ...
-    ValueError: unknown scheme 'fifo'; expected one of random, opportunistic, spark_fair, nona, nona_star, expert, decima
+    ValueError: unknown scheme 'fifo'; expected one of random, opportunistic, spark_fair, nona, nona_star, expert, decima, decima_retrained
     """
     if scheme not in SCHEMES:
         raise ValueError(f"unknown scheme {scheme!r}; expected one of {', '.join(SCHEMES)}")
@@ -377,14 +381,23 @@ def make_scheduler(scheme: str, *, tables: str | Path | dict | None = None, seed
         return OpportunisticScheduler()
     if scheme == "spark_fair":
         return SparkFairScheduler()
-    if scheme == "decima":
+    if scheme in ("decima", "decima_retrained"):
         try:
-            from schedlab.nona.decima import DecimaScheduler  # type: ignore[import-not-found]
+            from schedlab.nona.decima import DecimaScheduler, load_weights  # type: ignore[import-not-found]
         except ImportError as exc:
             raise SchemeUnavailable(
                 "the Decima scheme is not installed yet (schedlab.nona.decima.DecimaScheduler, "
                 f"Decima issue): {exc}") from None
-        return DecimaScheduler(rng=seed, compute_rate=compute_rate)
+        if scheme == "decima":
+            return DecimaScheduler(rng=seed, compute_rate=compute_rate)
+        from schedlab import paths
+
+        path = paths.ROOT / RETRAINED_DECIMA_WEIGHTS
+        if not path.is_file():
+            raise SchemeUnavailable(f"the retrained Decima's weights {RETRAINED_DECIMA_WEIGHTS} do not exist; "
+                                    "run `dvc repro nona_decima_train` (needs torch, the 'trace' extra)")
+        return DecimaScheduler(rng=seed, compute_rate=compute_rate, weights=load_weights(path),
+                               label="decima_retrained")
     if tables is None:
         raise FileNotFoundError(f"scheme {scheme!r} needs probability tables (an optimiser JSON path)")
     doc = tables if isinstance(tables, dict) else load_tables(tables)

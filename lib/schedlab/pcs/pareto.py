@@ -252,14 +252,10 @@ def evaluate_config(config: WFQConfig, workload: Workload, objectives: Sequence[
                     gpus: int = 64) -> np.ndarray:
     """Objective values of one configuration: a full simulation with predictions.
 
-    The compiled engine keys its cache on at most ``MAXC`` (8) classes; small ``T`` can
-    give more, and those configurations run on the reference engine (identical outputs,
-    tested in ``tests/pcs/test_pcs_sim.py``, only slower).
+    Runs on the compiled engine for any number of classes (bit-identical to the reference
+    engine; ``tests/pcs/test_engine_classes.py`` checks configurations with more than 8).
     """
-    from schedlab.pcs._engine import MAXC
-
-    engine = "fast" if config.num_classes <= MAXC else "reference"
-    df = simulate(workload, wfq_policy(config), gpus, predict=True, engine=engine)
+    df = simulate(workload, wfq_policy(config), gpus, predict=True, engine="fast")
     return np.array([o.value(df) for o in objectives])
 
 
@@ -277,6 +273,16 @@ def _evaluate_x(x: np.ndarray, space, workload: Workload, objectives, gpus: int)
         return evaluate_config(space.decode(x), workload, objectives, gpus)
     except SimulationError:
         return np.full(len(objectives), np.inf)
+
+
+def _evaluate_x_timed(x: np.ndarray, space, workload: Workload, objectives,
+                      gpus: int) -> np.ndarray:
+    """:func:`_evaluate_x` followed by the CPU seconds it took in the worker process."""
+    import time
+
+    t0 = time.process_time()
+    f = _evaluate_x(x, space, workload, objectives, gpus)
+    return np.append(f, time.process_time() - t0)
 
 
 class LocalExecutor:
@@ -335,7 +341,8 @@ class ParetoFront:
 
     ``table`` has one row per configuration: the search variables, the objective columns
     (:attr:`Objective.label`), ``num_classes``, ``class_thresholds``, ``class_rates``,
-    ``zeta_min`` and ``delta``. ``evaluations``: every (x, F) evaluated, in order.
+    ``zeta_min`` and ``delta``. ``evaluations``: every (x, F) evaluated, in order
+    (``inf`` marks an infeasible configuration).
     """
 
     table: pd.DataFrame
@@ -343,6 +350,9 @@ class ParetoFront:
     objectives: tuple
     n_evaluations: int
     evaluations: pd.DataFrame
+    #: CPU seconds of each evaluation in its worker process (NaN where resumed from an
+    #: older checkpoint); timings, so not part of the deterministic result
+    eval_cpu_seconds: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -355,8 +365,15 @@ class ParetoFront:
         return wfq_policy(self.configs[i])
 
 
-def _nondominated(F: np.ndarray) -> np.ndarray:
-    """Mask of rows of ``F`` not dominated by any other row (minimisation)."""
+def nondominated(F: np.ndarray) -> np.ndarray:
+    """Mask of rows of ``F`` not dominated by any other row (minimisation).
+
+    Rows equal to another row are all kept.
+
+    >>> nondominated(np.array([[1, 3], [2, 2], [2, 3], [1, 3]])).tolist()
+    [True, True, False, True]
+    """
+    F = np.asarray(F, dtype=float)
     n = len(F)
     keep = np.ones(n, dtype=bool)
     for i in range(n):
@@ -365,6 +382,92 @@ def _nondominated(F: np.ndarray) -> np.ndarray:
         if np.any(le & lt):
             keep[i] = False
     return keep
+
+
+_nondominated = nondominated
+
+
+def _normalise(P: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``P`` and ``ref`` scaled per objective by ``ref``'s range (1 where it is flat)."""
+    ref = np.asarray(ref, dtype=float)
+    lo = ref.min(axis=0)
+    span = ref.max(axis=0) - lo
+    span = np.where(span > 0, span, 1.0)
+    return (np.asarray(P, dtype=float) - lo) / span, (ref - lo) / span
+
+
+def front_gap(points: np.ndarray, front: np.ndarray) -> np.ndarray:
+    """How far each point is from the closest point of ``front`` (additive ε-indicator).
+
+    Objectives are scaled by the front's range; the gap of ``p`` is
+    ``min_q max_j max(0, p_j - q_j)``: how much ``p`` must improve in its worst objective to
+    be as good as some front point (0 if ``p`` weakly dominates one). "Within 10 % of the
+    closest Pareto-optimal point" (paper Fig. 10c) is ``gap <= 0.1`` in this reading; the
+    paper does not define the distance.
+
+    >>> q = np.array([[0.0, 1.0], [1.0, 0.0]])
+    >>> front_gap(np.array([[0.5, 1.0], [1.0, 0.2], [0.0, 0.0]]), q).round(3).tolist()
+    [0.5, 0.2, 0.0]
+    """
+    p, q = _normalise(points, front)
+    if len(p) == 0:
+        return np.zeros(0)
+    d = np.maximum(p[:, None, :] - q[None, :, :], 0.0).max(axis=2)
+    return d.min(axis=1)
+
+
+def coverage(found: np.ndarray, reference: np.ndarray, eps: float = 0.0) -> float:
+    """Share of ``reference`` points that some ``found`` point is within ``eps`` of.
+
+    A reference point ``r`` counts as found if a found point ``p`` has
+    ``p_j <= r_j + eps`` in every objective after scaling by the reference's range (``p`` is
+    nowhere worse than ``r`` by more than ``eps``). ``eps = 0``: the exact point (or a better
+    one) was found. The paper does not define "found"; this is our reading.
+
+    >>> coverage(np.array([[0.0, 1.0]]), np.array([[0.0, 1.0], [1.0, 0.0]]))
+    0.5
+    >>> coverage(np.array([[0.0, 1.0], [1.05, 0.0]]), np.array([[0.0, 1.0], [1.0, 0.0]]), 0.1)
+    1.0
+    """
+    reference = np.asarray(reference, dtype=float)
+    found = np.asarray(found, dtype=float)
+    if len(reference) == 0:
+        return float("nan")
+    if len(found) == 0:
+        return 0.0
+    f, r = _normalise(found, reference)
+    ok = np.all(f[None, :, :] <= r[:, None, :] + eps + 1e-12, axis=2).any(axis=1)
+    return float(ok.mean())
+
+
+def archive_front(F: np.ndarray, budget: int) -> np.ndarray:
+    """Non-dominated feasible objective vectors among the first ``budget`` evaluations."""
+    F = np.asarray(F, dtype=float)[:budget]
+    F = F[np.all(np.isfinite(F), axis=1)]
+    return F[nondominated(F)] if len(F) else F
+
+
+def scale_arrivals(workload: Workload, factor: float, name: str | None = None) -> Workload:
+    """The same jobs with every submit time multiplied by ``factor`` (rounded to 1 µs).
+
+    ``factor < 1`` compresses arrivals: the offered load grows by ``1/factor``. For the
+    synthetic workloads this is the README's load rule (Poisson gaps with mean
+    ``mean(size)/(load*G)``, so the same draws at another load are the same gaps scaled);
+    for a trace (whose gaps are fixed) it is how we move it to another load or cluster size.
+
+    >>> from schedlab.pcs.workload import Workload
+    >>> w = Workload.from_arrays(submit_s=[0, 10, 30], service=[1.0, 1.0, 1.0], demand=[1, 1, 1])
+    >>> scale_arrivals(w, 0.5).submit_s.tolist()
+    [0.0, 5.0, 15.0]
+    """
+    from schedlab.pcs.workload import seconds_to_us
+
+    if not factor > 0:
+        raise ValueError(f"scale_arrivals: factor must be > 0, got {factor}")
+    sub = seconds_to_us(workload.submit_us / 1e6 * float(factor))
+    return Workload(np.asarray(sub, dtype=np.int64), workload.service, workload.demand,
+                    workload.model, workload.tables,
+                    name or f"{workload.name}_x{factor:g}")
 
 
 def _algorithm(n_var: int, seed: int):
@@ -442,6 +545,7 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
         if state["key"] != key:
             raise ValueError(f"{ckpt}: checkpoint is for {state['key']}, not {key}")
         algo, X_all, F_all, gen = state["algo"], state["X"], state["F"], state["gen"]
+        cpu_all = state.get("cpu", [math.nan] * len(X_all))
     else:
         if rng is None:
             raise ValueError("rng (numpy.random.Generator) is required for a new search")
@@ -449,7 +553,7 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
                           xu=sp.xu)
         algo = _algorithm(len(sp.xl), int(rng.integers(2 ** 31 - 1)))
         algo.setup(problem, verbose=False)
-        X_all, F_all, gen = [], [], 0
+        X_all, F_all, cpu_all, gen = [], [], [], 0
     ex = executor if executor is not None else make_executor()
     bar = tqdm(total=budget, initial=len(X_all), desc="pareto", disable=not progress)
     try:
@@ -457,8 +561,9 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
         while len(X_all) < budget:
             pop = algo.ask()
             X = pop.get("X")
-            F = ex.map(_evaluate_x, list(X), sp, workload, objs, gpus)
-            F = np.asarray(F, dtype=float)
+            FC = np.asarray(ex.map(_evaluate_x_timed, list(X), sp, workload, objs, gpus),
+                            dtype=float)
+            F, cpu = FC[:, :-1], FC[:, -1]
             bad = ~np.all(np.isfinite(F), axis=1)
             # infeasible points: constraint violated; finite F so SPEA2's arithmetic is sane
             # (feasible points always dominate infeasible ones in pymoo's survival)
@@ -466,6 +571,7 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
             algo.tell(infills=pop)
             X_all.extend(np.asarray(X).tolist())
             F_all.extend(F.tolist())
+            cpu_all.extend(cpu.tolist())
             gen += 1
             if ckpt is not None:
                 from schedlab.io import atomic_path
@@ -473,7 +579,8 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
                 ckpt.parent.mkdir(parents=True, exist_ok=True)
                 with atomic_path(ckpt) as tmp:
                     Path(tmp).write_bytes(pickle.dumps(
-                        {"key": key, "algo": algo, "X": X_all, "F": F_all, "gen": gen}))
+                        {"key": key, "algo": algo, "X": X_all, "F": F_all, "gen": gen,
+                         "cpu": cpu_all}))
             bar.update(len(X))
             bar.set_postfix(front=len(algo.opt) if algo.opt is not None else 0)
             if on_generation is not None:
@@ -507,4 +614,5 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
     ev = pd.DataFrame(X_all, columns=list(sp.names))
     for j, o in enumerate(objs):
         ev[o.label] = [f[j] for f in F_all]
-    return ParetoFront(pd.DataFrame(rows), configs, objs, len(X_all), ev)
+    return ParetoFront(pd.DataFrame(rows), configs, objs, len(X_all), ev,
+                       np.asarray(cpu_all, dtype=float))

@@ -1,18 +1,19 @@
 """Tables III/IV: the clustering grid (HDBSCAN via ``hdbscan``, OPTICS via scikit-learn).
 
 Every configuration ``(algorithm, transform, metric, min_cluster_size)`` is one task; tasks run
-through a single :class:`joblib.Parallel` call, so any joblib backend works unchanged, e.g. a Dask
-cluster::
+through a single :class:`joblib.Parallel` call (:func:`run_grid`): local loky processes
+(``n_jobs``) or, unchanged, a ``dask.distributed`` cluster (``scheduler=`` an address or a
+``Client``; joblib's ``dask`` backend)::
 
-    from dask.distributed import Client
-    import joblib
-    client = Client("tcp://scheduler:8786")
-    with joblib.parallel_config(backend="dask"):
-        run_grid(X, configs, cache_dir)
+    run_grid(X, configs, cache_dir, n_jobs=2)                          # 2 local processes
+    run_grid(X, configs, cache_dir, scheduler="tcp://scheduler:8786")  # a Dask cluster
 
-Each finished configuration is cached as ``<cache_dir>/<key>.json`` (metrics) plus
-``<key>.npy`` (labels), written atomically; ``key`` hashes the configuration and the data, so an
-interrupted grid resumes where it stopped and a changed input recomputes.
+(CLI: ``schedlab profile grid ... --workers 2`` or ``--scheduler tcp://host:8786``.)
+
+Each finished configuration is cached by the calling process as ``<cache_dir>/<key>.json``
+(metrics) plus ``<key>.npy`` (labels), written atomically as soon as it arrives; ``key`` hashes
+the configuration and the data, so an interrupted grid resumes where it stopped and a changed
+input recomputes. Workers never touch the cache (no shared file system needed).
 
 Per-run metrics follow the authors' tables: ``n_outliers``, ``n_clusters`` (max label + 1),
 ``mean_cluster_size``, ``avg_silhouette`` (noise kept as a group, see
@@ -31,12 +32,14 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from itertools import product
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from joblib import parallel_config
 
 from schedlab.io import atomic_path, atomic_write_text
 from schedlab.profiling import scoring
@@ -113,31 +116,73 @@ def evaluate(Xt: np.ndarray, labels: np.ndarray, metric: str, *, silhouette_samp
     return row
 
 
-def run_one(X: np.ndarray, cfg: Config, cache_dir: str | Path, *, seed: int = 0,
-            silhouette_sample: int | None = None, optics_subsample: int | None = 10_000,
-            fp: str | None = None) -> dict:
-    """Run (or load from cache) one configuration; returns its metrics row."""
-    cache_dir = Path(cache_dir)
-    fp = fp or fingerprint(X)
-    key = cfg.key(f"{fp}|sil={silhouette_sample}|opt={optics_subsample}|seed={seed}")
-    jpath, lpath = cache_dir / f"{key}.json", cache_dir / f"{key}.npy"
-    if jpath.is_file() and lpath.is_file():
-        return json.loads(jpath.read_text())
+def _cache_key(cfg: Config, fp: str, seed: int, silhouette_sample: int | None,
+               optics_subsample: int | None) -> str:
+    return cfg.key(f"{fp}|sil={silhouette_sample}|opt={optics_subsample}|seed={seed}")
+
+
+def compute_one(X: np.ndarray, cfg: Config, key: str, *, seed: int = 0, silhouette_sample: int | None = None,
+                optics_subsample: int | None = 10_000) -> tuple[dict, np.ndarray]:
+    """Cluster and score one configuration (pure: no files). Returns the metrics row and an
+    ``(n, 2)`` int64 array of (row index, label).
+
+    Its randomness (OPTICS subsample, silhouette sample) comes from a generator seeded by
+    ``(seed, key)``, so the result does not depend on which worker runs it or in which order.
+    BLAS runs single-threaded here: multi-threaded reductions change the last bit of e.g. the
+    Davies-Bouldin score with the thread count, which differs between backends.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return _compute_one(X, cfg, key, seed=seed, silhouette_sample=silhouette_sample,
+                            optics_subsample=optics_subsample)
+
+
+def _compute_one(X, cfg, key, *, seed, silhouette_sample, optics_subsample):
     rng = np.random.default_rng([seed, int(key[:8], 16)])
+    X = np.asarray(X)
     idx = np.arange(len(X))
     if cfg.algorithm == "optics" and optics_subsample is not None and optics_subsample < len(X):
         idx = np.sort(rng.choice(len(X), size=optics_subsample, replace=False))
-    t0 = time.perf_counter()
-    Xt = transform(np.asarray(X)[idx], cfg.transform)
+    t0, c0 = time.perf_counter(), time.thread_time()
+    Xt = transform(X[idx], cfg.transform)
     labels = cluster(Xt, cfg)
     fit_s = time.perf_counter() - t0
     row = {**asdict(cfg), **evaluate(Xt, labels, cfg.metric, silhouette_sample=silhouette_sample, rng=rng),
-           "fit_seconds": fit_s, "seconds": time.perf_counter() - t0, "key": key,
+           # wall and CPU time of this thread (BLAS and HDBSCAN run single-threaded here)
+           "fit_seconds": fit_s, "seconds": time.perf_counter() - t0, "cpu_seconds": time.thread_time() - c0,
+           "key": key,
            "subsample": int(idx.size) if idx.size < len(X) else None}
-    with atomic_path(lpath) as tmp:
+    return row, np.column_stack([idx, labels]).astype(np.int64)
+
+
+def _write_cache(cache_dir: Path, row: dict, labels: np.ndarray) -> None:
+    # labels first, metrics last: a run counts as cached only once its .json exists
+    with atomic_path(cache_dir / f"{row['key']}.npy") as tmp:
         with open(tmp, "wb") as fh:
-            np.save(fh, np.column_stack([idx, labels]).astype(np.int64))
-    atomic_write_text(jpath, json.dumps(row, indent=1, default=float))
+            np.save(fh, labels)
+    atomic_write_text(cache_dir / f"{row['key']}.json", json.dumps(row, indent=1, default=float))
+
+
+def _read_cache(cache_dir: Path, key: str) -> dict | None:
+    jpath, lpath = cache_dir / f"{key}.json", cache_dir / f"{key}.npy"
+    if jpath.is_file() and lpath.is_file():
+        return json.loads(jpath.read_text())
+    return None
+
+
+def run_one(X: np.ndarray, cfg: Config, cache_dir: str | Path, *, seed: int = 0,
+            silhouette_sample: int | None = None, optics_subsample: int | None = 10_000,
+            fp: str | None = None) -> dict:
+    """Run (or load from cache) one configuration in this process; returns its metrics row."""
+    cache_dir = Path(cache_dir)
+    key = _cache_key(cfg, fp or fingerprint(X), seed, silhouette_sample, optics_subsample)
+    cached = _read_cache(cache_dir, key)
+    if cached is not None:
+        return cached
+    row, labels = compute_one(X, cfg, key, seed=seed, silhouette_sample=silhouette_sample,
+                              optics_subsample=optics_subsample)
+    _write_cache(cache_dir, row, labels)
     return row
 
 
@@ -147,22 +192,71 @@ def load_labels(cache_dir: str | Path, key: str) -> tuple[np.ndarray, np.ndarray
     return arr[:, 0], arr[:, 1]
 
 
+@contextmanager
+def _backend(n_jobs: int, scheduler):
+    """The one execution seam: ``(joblib backend name, n_jobs)`` for :class:`joblib.Parallel`.
+
+    ``scheduler`` (a ``tcp://host:port`` address or a ``distributed.Client``) selects joblib's
+    ``dask`` backend on that cluster (all its workers); otherwise local loky processes
+    (``n_jobs = 1``: in this process)."""
+    if scheduler is None:
+        yield ("sequential" if n_jobs == 1 else "loky"), n_jobs
+        return
+    from distributed import Client
+
+    own = not isinstance(scheduler, Client)
+    client = Client(scheduler) if own else scheduler
+    try:
+        with parallel_config(backend="dask", client=client):
+            yield None, -1
+    finally:
+        if own:
+            client.close()
+
+
 def run_grid(X: np.ndarray, cfgs: list[Config], cache_dir: str | Path, *, n_jobs: int = 1, seed: int = 0,
              silhouette_sample: int | None = None, optics_subsample: int | None = 10_000,
-             progress: bool = True) -> pd.DataFrame:
-    """Run every configuration (cached ones are read back) through one joblib seam."""
+             scheduler=None, progress: bool = True) -> pd.DataFrame:
+    """Run every configuration through one :class:`joblib.Parallel` call; cached ones are read back.
+
+    Parameters
+    ----------
+    n_jobs
+        Local worker processes (loky) when ``scheduler`` is None; 1 runs in this process.
+    scheduler
+        A Dask scheduler address (``"tcp://host:8786"``) or a ``distributed.Client``: the same
+        tasks then run on that cluster through joblib's ``dask`` backend (give either this or
+        ``n_jobs > 1``, not both). Workers only compute; this process writes the cache as each
+        run finishes, so workers need no shared file system and an interrupted grid resumes.
+
+    Returns one row per configuration, in the order of ``cfgs``; the result is the same for
+    every backend (each run is seeded by ``(seed, configuration, data)``, not by worker or order).
+    """
     from joblib import Parallel, delayed
     from tqdm.auto import tqdm
 
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or len(X) < 2 or not np.isfinite(X).all():
         raise ValueError("run_grid needs a finite 2-d feature matrix with at least 2 rows")
+    if scheduler is not None and n_jobs != 1:
+        raise ValueError("give either n_jobs (local processes) or scheduler (Dask), not both")
+    cache_dir = Path(cache_dir)
     fp = fingerprint(X)
-    tasks = [delayed(run_one)(X, c, cache_dir, seed=seed, silhouette_sample=silhouette_sample,
-                              optics_subsample=optics_subsample, fp=fp) for c in cfgs]
-    rows = list(tqdm(Parallel(n_jobs=n_jobs, return_as="generator")(tasks), total=len(tasks),
-                     desc="grid", disable=not progress))
-    return pd.DataFrame(rows)
+    keys = [_cache_key(c, fp, seed, silhouette_sample, optics_subsample) for c in cfgs]
+    rows = {k: r for k in keys if (r := _read_cache(cache_dir, k)) is not None}
+    todo = [(c, k) for c, k in zip(cfgs, keys) if k not in rows]
+    if todo:
+        with _backend(n_jobs, scheduler) as (backend, nj), \
+                tqdm(total=len(cfgs), initial=len(rows), desc="grid", disable=not progress) as bar:
+            tasks = (delayed(compute_one)(X, c, k, seed=seed, silhouette_sample=silhouette_sample,
+                                          optics_subsample=optics_subsample) for c, k in todo)
+            par = Parallel(n_jobs=nj, backend=backend, return_as="generator_unordered") if backend else \
+                Parallel(n_jobs=nj, return_as="generator_unordered")
+            for row, labels in par(tasks):
+                _write_cache(cache_dir, row, labels)
+                rows[row["key"]] = row
+                bar.update(1)
+    return pd.DataFrame([rows[k] for k in keys])
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:

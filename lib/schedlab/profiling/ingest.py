@@ -89,7 +89,7 @@ def archive_to_parquet(archive: str | Path, table: str, dest: str | Path, *, exp
     try:
         with tarfile.open(archive, "r:gz") as tar:
             members = [m for m in tar.getmembers() if m.isfile()]
-            if len(members) != 1 or not members[0].name.endswith(".csv"):
+            if len(members) != 1 or Path(members[0].name).name != f"{table}.csv":
                 raise TraceFormatError(f"{archive}: expected one member {table}.csv, found "
                                        f"{[m.name for m in members]}")
             member = members[0]
@@ -110,9 +110,12 @@ def archive_to_parquet(archive: str | Path, table: str, dest: str | Path, *, exp
     except TraceFormatError:
         raise
     except pa.ArrowInvalid as exc:
-        msg = str(exc)
+        msg = str(exc).splitlines()[0]
+        if "Empty CSV file" in msg:
+            raise TraceFormatError(f"{archive}: {table}.csv has no rows") from None
         hint = f"expected {len(cols)} comma-separated columns ({', '.join(cols)})"
-        raise TraceFormatError(f"{archive} ({table}): {msg.splitlines()[0]}; {hint}") from None
+        where = _locate_bad_line(archive, table)  # Arrow's block reader does not say which line
+        raise TraceFormatError(f"{archive} ({table}.csv{', ' + where if where else ''}): {msg}; {hint}") from None
     except (EOFError, tarfile.TarError, zlib.error, OSError) as exc:
         raise TraceFormatError(f"{archive}: not a complete gzip tar archive ({type(exc).__name__}: {exc}); "
                                "the download may be truncated") from None
@@ -121,22 +124,54 @@ def archive_to_parquet(archive: str | Path, table: str, dest: str | Path, *, exp
     return rows
 
 
+def _locate_bad_line(archive: Path, table: str) -> str | None:
+    """The first line of the archive's CSV with a wrong field count or a non-numeric value in a
+    numeric column, as ``"line N: ..."`` (a slow Python rescan, run only after a parse error)."""
+    import csv
+    import io
+
+    cols = TABLES[table]
+    numeric = [(i, c) for i, c in enumerate(cols) if c in NUMERIC[table]]
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            member = next(m for m in tar.getmembers() if m.isfile())
+            text = io.TextIOWrapper(tar.extractfile(member), encoding="utf-8", newline="")
+            for n, row in enumerate(csv.reader(text), start=1):
+                if len(row) != len(cols):
+                    return f"line {n}: {len(row)} fields, expected {len(cols)}"
+                for i, c in numeric:
+                    if row[i] != "":
+                        try:
+                            float(row[i])
+                        except ValueError:
+                            return f"line {n}, field {c}: {row[i]!r} is not a number"
+    except (OSError, EOFError, tarfile.TarError, zlib.error, StopIteration, UnicodeDecodeError):
+        return None
+    return None
+
+
 def ingest_archives(trace_dir: str | Path, work_dir: str | Path, *, checksums: dict[str, str] | None = None,
                     progress: bool = True, force: bool = False) -> dict[str, Path]:
     """Convert the five trace archives (and the machine spec) of ``trace_dir`` to Parquet in
-    ``work_dir``; every archive is checked before any is converted."""
+    ``work_dir``. Presence of every archive and every given checksum are checked before any is
+    converted; each Parquet file is written atomically, so a format error in a later archive
+    leaves only complete files of the earlier ones (reused by the next call unless ``force``)."""
     trace_dir, work_dir = Path(trace_dir), Path(work_dir)
     tables = (*TRACE_TABLES, "pai_machine_spec")
     missing = [t for t in tables if not (trace_dir / f"{t}.tar.gz").is_file()]
     if missing:
         raise TraceFormatError(f"{trace_dir}: missing archives {[m + '.tar.gz' for m in missing]}; fetch the real "
                                "trace (`schedlab fetch alibaba-pai --optional`) or synthesize one")
+    todo = [t for t in tables if force or not (work_dir / f"{t}.parquet").is_file()]
+    for t in todo:
+        want = (checksums or {}).get(t)
+        if want is not None and (got := sha256_file(trace_dir / f"{t}.tar.gz")) != want:
+            raise TraceFormatError(f"{trace_dir / f'{t}.tar.gz'}: checksum mismatch, expected sha256 {want}, got {got}")
     out = {}
     for t in tables:
         dest = work_dir / f"{t}.parquet"
-        if force or not dest.is_file():
-            archive_to_parquet(trace_dir / f"{t}.tar.gz", t, dest,
-                               expected_sha256=(checksums or {}).get(t), progress=progress)
+        if t in todo:
+            archive_to_parquet(trace_dir / f"{t}.tar.gz", t, dest, progress=progress)
         out[t] = dest
     return out
 

@@ -34,34 +34,127 @@ def score_vs_parameters(table: pd.DataFrame, score: str = "scores_v1", *, label:
     return fig
 
 
+def profile_std_table(df: pd.DataFrame, features=None, *, profile_col: str = "profile") -> pd.DataFrame:
+    """Per-profile standard deviation of each feature (the sort key of Figure 4): one row per
+    ``(feature, profile)`` with ``std``, ``n`` and ``rank`` (0 = lowest std, the x order).
+
+    >>> d = pd.DataFrame({"profile": [0, 0, 1, 1], "x": [1.0, 1.0, 0.0, 4.0]})
+    >>> t = profile_std_table(d, ["x"])
+    >>> t["profile"].tolist(), t["std"].round(4).tolist(), t["rank"].tolist()
+    ([0, 1], [0.0, 2.8284], [0, 1])
+    """
+    from schedlab.profiling.schema import FEATURES
+
+    features = list(features or FEATURES)
+    g = df.groupby(profile_col)
+    rows = []
+    for f in features:
+        std = g[f].std().fillna(0.0)  # a one-row profile has no spread
+        n = g[f].size()
+        # ties (e.g. several constant profiles) broken by profile id so the order is reproducible
+        order = sorted(std.index, key=lambda p: (std[p], p))
+        rows += [{"feature": f, "profile": p, "std": float(std[p]), "n": int(n[p]), "rank": r}
+                 for r, p in enumerate(order)]
+    return pd.DataFrame(rows)
+
+
+def _boxes(ax, df, feature, order, profile_col, std):
+    data = [df.loc[df[profile_col] == p, feature].to_numpy() for p in order]
+    ax.boxplot(data, tick_labels=[str(int(p)) if float(p).is_integer() else str(p) for p in order],
+               showfliers=False, widths=0.6, medianprops={"color": "black"})
+    lo = np.nanmin([np.min(d) for d in data if d.size]) if data else 0
+    hi = np.nanmax([np.max(d) for d in data if d.size]) if data else 1
+    med = np.nanmedian(np.concatenate(data)) if data else 0
+    # heavy-tailed byte/count features: a linear axis shows one box; symlog keeps all readable
+    if lo >= 0 and hi > 0 and hi > 100 * max(abs(med), 1e-12):
+        ax.set_yscale("symlog", linthresh=max(abs(med), 1e-3))
+    else:  # head room for the three std labels
+        y0, y1 = ax.get_ylim()
+        ax.set_ylim(y0, y1 + 0.2 * (y1 - y0))
+    box = dict(boxstyle="round,pad=0.2", alpha=0.85)
+    ax.text(0.01, 0.97, f"min std {std.iloc[0]:.3g} (p {order[0]:g})", transform=ax.transAxes, va="top",
+            fontsize=6, color="white", bbox={**box, "color": "tab:green"})
+    ax.text(0.99, 0.97, f"max std {std.iloc[-1]:.3g} (p {order[-1]:g})", transform=ax.transAxes, va="top",
+            ha="right", fontsize=6, color="white", bbox={**box, "color": "tab:red"})
+    ax.text(0.5, 0.97, f"mean std {std.mean():.3g}", transform=ax.transAxes, va="top", ha="center", fontsize=6,
+            color="white", bbox={**box, "color": "darkturquoise"})
+
+
 def feature_boxplots(df: pd.DataFrame, feature: str, *, profile_col: str = "profile", label: str = ""):
-    """Figure 4: one box per profile, profiles sorted by the feature's standard deviation."""
-    std = df.groupby(profile_col)[feature].std().fillna(0).sort_values()
+    """Figure 4, one feature: one box per profile, profiles sorted by the feature's standard
+    deviation (ascending, left to right), min/max/mean std in green/red/turquoise as the paper."""
+    std = df.groupby(profile_col)[feature].std().fillna(0)
+    order = sorted(std.index, key=lambda p: (std[p], p))
+    std = std[order]
     fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(std)), 3.6))
-    ax.boxplot([df.loc[df[profile_col] == p, feature].to_numpy() for p in std.index],
-               tick_labels=[str(p) for p in std.index], showfliers=False)
-    ax.set_xlabel("profile (sorted by std, ascending)")
+    _boxes(ax, df, feature, order, profile_col, std)
+    ax.set_xlabel("profile (sorted by std, ascending; -1 = outliers)")
     ax.set_ylabel(feature)
-    ax.set_title(_title(f"{feature}: min std {std.iloc[0]:.3g} (profile {std.index[0]}), "
-                        f"max std {std.iloc[-1]:.3g} (profile {std.index[-1]}), mean std {std.mean():.3g}", label),
-                 fontsize=9)
+    ax.set_title(_title(f"Figure 4: {feature} per profile", label), fontsize=9)
     fig.tight_layout()
     return fig
 
 
-def metadata_heatmap(df: pd.DataFrame, column: str, *, profile_col: str = "profile", top: int = 20,
+def feature_boxplots_grid(df: pd.DataFrame, features=None, *, profile_col: str = "profile", label: str = "",
+                          ncols: int = 3):
+    """Figure 4 for all features: one panel per feature (in the given order), in each panel the
+    profiles sorted by that feature's standard deviation as the authors did; fliers hidden, y
+    axis symlog for heavy-tailed features (noted in the panel's y label)."""
+    from schedlab.profiling.schema import FEATURES
+
+    features = list(features or FEATURES)
+    nrows = -(-len(features) // ncols)
+    n_prof = df[profile_col].nunique()
+    fig, axes = plt.subplots(nrows, ncols, figsize=(ncols * max(4.5, 0.22 * n_prof + 1.5), 2.6 * nrows + 0.6),
+                             squeeze=False)
+    stds = profile_std_table(df, features, profile_col=profile_col)
+    for ax, f in zip(axes.flat, features):
+        s = stds[stds.feature == f].sort_values("rank")
+        _boxes(ax, df, f, s.profile.tolist(), profile_col, s.set_index("profile")["std"])
+        ax.set_title(f, fontsize=8)
+        ax.set_ylabel(f + (" (symlog)" if ax.get_yscale() == "symlog" else ""), fontsize=7)
+        ax.tick_params(axis="both", labelsize=6)
+        ax.tick_params(axis="x", rotation=90 if n_prof > 15 else 0)
+    for ax in list(axes.flat)[len(features):]:
+        ax.axis("off")
+    fig.suptitle(_title(f"Figure 4: per-profile boxplots of the {len(features)} features; in each panel profiles "
+                        "sorted by that feature's std (ascending; -1 = outliers)", label), fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.98))
+    return fig
+
+
+def metadata_profile_table(df: pd.DataFrame, column: str, *, profile_col: str = "profile",
+                           top: int | None = 20) -> pd.DataFrame:
+    """Counts of the ``top`` most frequent values of ``column`` per profile (rows: values, most
+    frequent first; columns: profiles). ``top=None`` keeps every value.
+
+    >>> d = pd.DataFrame({"profile": [0, 0, 1], "w": ["a", "b", "a"]})
+    >>> metadata_profile_table(d, "w").values.tolist()
+    [[1, 1], [1, 0]]
+    """
+    vc = df[column].fillna("<empty>").astype(str).value_counts()
+    values = vc.index[:top] if top else vc.index
+    sub = df.assign(**{column: df[column].fillna("<empty>").astype(str)})
+    sub = sub[sub[column].isin(values)]
+    tab = pd.crosstab(sub[column], sub[profile_col]).reindex(values)
+    return tab.fillna(0).astype(int)
+
+
+def metadata_heatmap(df: pd.DataFrame, column: str, *, profile_col: str = "profile", top: int | None = 20,
                      label: str = ""):
-    """Share of each (top-``top``) metadata value's rows per profile."""
-    top_values = df[column].value_counts().head(top).index
-    sub = df[df[column].isin(top_values)]
-    tab = pd.crosstab(sub[column], sub[profile_col], normalize="index")
-    fig, ax = plt.subplots(figsize=(max(6, 0.35 * tab.shape[1]), max(3, 0.3 * tab.shape[0])))
+    """Metadata value vs profile: colour = share of the value's rows in each profile (rows sum to
+    1), row label = value (rows). Rows are the ``top`` most frequent values."""
+    counts = metadata_profile_table(df, column, profile_col=profile_col, top=top)
+    tab = counts.div(counts.sum(axis=1), axis=0)
+    fig, ax = plt.subplots(figsize=(max(6, 0.32 * tab.shape[1] + 3), max(3, 0.28 * tab.shape[0] + 1.5)))
     im = ax.imshow(tab.to_numpy(), aspect="auto", cmap="viridis", vmin=0, vmax=1)
-    ax.set_xticks(range(tab.shape[1]), [str(c) for c in tab.columns], fontsize=7)
-    ax.set_yticks(range(tab.shape[0]), [str(i)[:14] for i in tab.index], fontsize=7)
-    ax.set_xlabel("profile")
+    cols = [str(int(c)) if float(c).is_integer() else str(c) for c in tab.columns]
+    ax.set_xticks(range(tab.shape[1]), cols, fontsize=7)
+    ax.set_yticks(range(tab.shape[0]), [f"{str(i)[:16]} ({counts.loc[i].sum():,})" for i in tab.index], fontsize=7)
+    ax.set_xlabel("profile (-1 = outliers)")
     fig.colorbar(im, ax=ax, label="share of the value's rows")
-    ax.set_title(_title(f"{column} vs profile", label), fontsize=9)
+    what = f"top {len(tab)} values" if top and len(tab) == top else f"all {len(tab)} values"
+    ax.set_title(_title(f"{column} vs profile ({what}; rows in brackets)", label), fontsize=9)
     fig.tight_layout()
     return fig
 

@@ -59,9 +59,13 @@ def draw_positions(counts: dict[str, int], sizes: dict[str, int], rng: np.random
 
 
 def stratified_sample(joined: str | Path | pd.DataFrame, total: int, rng: np.random.Generator, *,
-                      strata=None, on_zero: str = "error", con=None) -> pd.DataFrame:
+                      strata=None, on_zero: str = "error", con=None, memory_limit: str = "4GB",
+                      temp_directory: str | Path | None = None) -> pd.DataFrame:
     """Sample ``joined`` (a Parquet path, read with DuckDB out of core, or a DataFrame with a
-    ``row`` column) by workload; the result is ordered by workload then ``row``."""
+    ``row`` column) by workload; the result is ordered by workload then ``row``.
+
+    ``memory_limit`` / ``temp_directory`` bound the DuckDB connection opened when ``con`` is not
+    given (default spill folder: ``.duckdb_tmp`` next to the Parquet file)."""
     if isinstance(joined, pd.DataFrame):
         df = joined.sort_values("row") if "row" in joined else joined
         counts = df["workload"].value_counts().to_dict()
@@ -73,7 +77,7 @@ def stratified_sample(joined: str | Path | pd.DataFrame, total: int, rng: np.ran
     from schedlab.profiling.ingest import connect, workload_counts
 
     own = con is None
-    con = con or connect(progress=False)
+    con = con or connect(memory_limit, 2, temp_directory or Path(joined).parent / ".duckdb_tmp", progress=False)
     try:
         src = f"read_parquet('{Path(joined).as_posix()}')"
         counts = workload_counts(con, joined)

@@ -152,6 +152,34 @@ def calibrate(rows: pd.DataFrame, *, min_rows: int = 10, shrink: float = 0.1) ->
     return Calibration(copulas, pooled, templates, names, rows["task_name"].value_counts(normalize=True), source)
 
 
+def size_bias_resample(rows: pd.DataFrame, power: float, rng: np.random.Generator) -> pd.DataFrame:
+    """Weighted bootstrap of calibration rows with weights ``inst_num ** -power``, per workload.
+
+    The 800 rows are rows of the authors' *joined* table, in which a job shows up about
+    ``tasks x instances x sensors`` times, so many-instance jobs are over-represented. Resampling
+    with weights ``inst_num ** -power`` (same number of rows per workload, all columns of a row
+    kept together, so dependence is preserved) undoes part of that bias; ``power = 0`` returns
+    ``rows`` unchanged. The exponent is a knob, not an estimate: ``power = 1`` brings the synthetic
+    faithful join near the real trace's rows per job (see ``benchmarks/bench_profiling.py``).
+
+    >>> r = pd.DataFrame({"workload": ["a"] * 4, "inst_num": [1, 1, 10, 100]})
+    >>> size_bias_resample(r, 0.0, np.random.default_rng(0)).equals(r)
+    True
+    >>> bool(size_bias_resample(r, 3.0, np.random.default_rng(0)).inst_num.max() < 100)
+    True
+    """
+    if power == 0:
+        return rows
+    if power < 0:
+        raise ValueError(f"size-bias power must be >= 0, got {power}")
+    w = np.maximum(rows["inst_num"].to_numpy(dtype=float), 1.0) ** -float(power)
+    parts = []
+    for _, idx in sorted(rows.groupby(rows["workload"].fillna("")).indices.items()):
+        p = w[idx] / w[idx].sum()
+        parts.append(idx[rng.choice(idx.size, size=idx.size, replace=True, p=p)])
+    return rows.iloc[np.sort(np.concatenate(parts))].reset_index(drop=True)
+
+
 def hex_ids(n: int, n_chars: int, rng: np.random.Generator) -> np.ndarray:
     """``n`` random lowercase hex strings of ``n_chars`` characters (the trace's ID format).
 
@@ -291,12 +319,14 @@ def _generate_chunk(n_jobs: int, cal: Calibration, machines: pd.DataFrame, users
 
 def synthesize(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generator, *,
                calibration: Calibration | None = None, chunk_jobs: int = 50_000, n_users: int = 1_300,
-               sensor_jitter: float = 0.1, fresh_group: float = 0.5, progress: bool = True) -> dict[str, int]:
+               sensor_jitter: float = 0.1, fresh_group: float = 0.5, size_bias_power: float = 0.0,
+               progress: bool = True) -> dict[str, int]:
     """Write ``pai_<table>.tar.gz`` for the five trace tables plus the real machine spec into ``out_dir``.
 
     ``n_jobs`` is a job count or a preset name in :data:`SIZES` (``"real"`` = 1,055,501 jobs, the
     real trace's job-table size). Returns the number of rows written per table. Archives are
-    written atomically: an interrupted run leaves no partial archive.
+    written atomically: an interrupted run leaves no partial archive. ``size_bias_power > 0``
+    calibrates on :func:`size_bias_resample` of the real rows (ignored if ``calibration`` given).
     """
     if isinstance(n_jobs, str):
         if n_jobs not in SIZES:
@@ -307,7 +337,8 @@ def synthesize(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generator,
     if calibration is None:
         from schedlab.profiling.calibration import load_calibration_rows
 
-        calibration = calibrate(load_calibration_rows())
+        calibration = calibrate(size_bias_resample(load_calibration_rows(), size_bias_power,
+                                                   np.random.default_rng([0, 17])))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     machines = _load_machines()
