@@ -16,19 +16,21 @@ $(VENV)/.installed-%: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[$*]'
 	touch $@
 
-reproduce: $(VENV)/.installed-test
+# the trace extra (torch CPU) is needed by nona_decima_train (REINFORCE gradients); inference
+# everywhere else is NumPy
+reproduce: $(VENV)/.installed-test,trace
 	$(BIN)/schedlab fetch
 	$(BIN)/dvc repro
 
-# the trace extra (torch CPU, transformers) lets the GPT-2 tracer and Decima's torch
-# cross-check run as tests; nothing outside those tests imports torch
+# the trace extra (torch CPU, transformers) lets the GPT-2 tracer, Decima's torch cross-check
+# and its training loop run as tests
 test: $(VENV)/.installed-test,trace
 	$(BIN)/python -m pytest
 
-lab: $(VENV)/.installed-test,lab
+lab: $(VENV)/.installed-test,trace,lab
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(LAB_ARGS) $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
-bench: $(VENV)/.installed-test
+bench: $(VENV)/.installed-test,trace
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean-outputs:

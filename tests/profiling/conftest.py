@@ -1,3 +1,6 @@
+import io
+import tarfile
+
 import numpy as np
 import pytest
 
@@ -27,3 +30,12 @@ def ingested(small_trace, tmp_path_factory):
     trace, _ = small_trace
     work = tmp_path_factory.mktemp("work")
     return ingest.ingest_archives(trace, work, progress=False), work
+
+
+def write_tar(path, member, text):
+    """A one-member ``.tar.gz`` holding ``text`` (hand-made archives for the bad-input tests)."""
+    data = text.encode()
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo(member)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))

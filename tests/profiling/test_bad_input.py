@@ -1,23 +1,14 @@
 """Bad trace input: clear errors naming file, line and field; nothing half-written."""
 
-import io
-import tarfile
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from schedlab.profiling import ingest, sampling
 
+from .conftest import write_tar
+
 JOB_ROW = "a,b,c,Terminated,1,2\n"
-
-
-def _tar(path, member, text):
-    data = text.encode()
-    with tarfile.open(path, "w:gz") as tar:
-        info = tarfile.TarInfo(member)
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
 
 
 def _nothing_written(d):
@@ -31,7 +22,7 @@ def _nothing_written(d):
 ])
 def test_bad_row_names_file_line_and_field(tmp_path, bad_line, where):
     arch = tmp_path / "pai_job_table.tar.gz"
-    _tar(arch, "pai_job_table.csv", JOB_ROW * 3 + bad_line + JOB_ROW * 2)
+    write_tar(arch, "pai_job_table.csv", JOB_ROW * 3 + bad_line + JOB_ROW * 2)
     with pytest.raises(ingest.TraceFormatError) as err:
         ingest.archive_to_parquet(arch, "pai_job_table", tmp_path / "out" / "j.parquet", progress=False)
     msg = str(err.value)
@@ -41,10 +32,10 @@ def test_bad_row_names_file_line_and_field(tmp_path, bad_line, where):
 
 def test_wrong_member_and_empty_csv(tmp_path):
     arch = tmp_path / "pai_job_table.tar.gz"
-    _tar(arch, "pai_task_table.csv", JOB_ROW)
+    write_tar(arch, "pai_task_table.csv", JOB_ROW)
     with pytest.raises(ingest.TraceFormatError, match="expected one member pai_job_table.csv"):
         ingest.archive_to_parquet(arch, "pai_job_table", tmp_path / "j.parquet", progress=False)
-    _tar(arch, "pai_job_table.csv", "")
+    write_tar(arch, "pai_job_table.csv", "")
     with pytest.raises(ingest.TraceFormatError, match="no rows"):
         ingest.archive_to_parquet(arch, "pai_job_table", tmp_path / "j.parquet", progress=False)
     (tmp_path / "plain.tar.gz").write_bytes(b"not a gzip stream at all")

@@ -1,4 +1,3 @@
-import io
 import tarfile
 
 import numpy as np
@@ -7,6 +6,8 @@ import pytest
 
 from schedlab.profiling import ingest
 from schedlab.profiling.schema import FEATURES, TABLES
+
+from .conftest import write_tar
 
 
 def _frames(trace):
@@ -59,19 +60,11 @@ def test_faithful_is_cross_product_per_job(ingested):
     assert len(per) == n_tasks * n_workers * n_workers  # tasks x instances x sensor rows
 
 
-def _tar(path, member, text):
-    data = text.encode()
-    with tarfile.open(path, "w:gz") as tar:
-        info = tarfile.TarInfo(member)
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-
-
 def test_bad_archives(tmp_path, small_trace):
     dest = tmp_path / "x.parquet"
     with pytest.raises(ingest.TraceFormatError, match="missing"):
         ingest.archive_to_parquet(tmp_path / "pai_job_table.tar.gz", "pai_job_table", dest)
-    _tar(tmp_path / "bad.tar.gz", "pai_job_table.csv", "a,b,c,Terminated,1,2\nd,e,f,Failed,1,2,EXTRA\n")
+    write_tar(tmp_path / "bad.tar.gz", "pai_job_table.csv", "a,b,c,Terminated,1,2\nd,e,f,Failed,1,2,EXTRA\n")
     with pytest.raises(ingest.TraceFormatError, match="expected 6 comma-separated columns"):
         ingest.archive_to_parquet(tmp_path / "bad.tar.gz", "pai_job_table", dest, progress=False)
     full = (small_trace[0] / "pai_sensor_table.tar.gz").read_bytes()

@@ -39,8 +39,6 @@ CODES = {"FIFO": FIFO, "SRSF": SRSF, "LAS": LAS, "FS": FS, "AFS": AFS, "PCS": WF
          "THEMIS": THEMIS}
 # Themis variant bits, passed in rates_num[0] (unused by Themis otherwise)
 THEMIS_SPEEDUP, THEMIS_REPLAY_ESTIMATED_SIZE, THEMIS_REPLAY_LEASES = 1, 2, 4
-# WFQ supports any number of classes; MAXC stays for callers that check it (sim.py)
-MAXC = 2**62
 
 
 def wfq_class_alloc(class_demand, rates_num, rates_den, gpus) -> np.ndarray:

@@ -379,8 +379,6 @@ def _simulate_fast(workload: Workload, policy, gpus: int, predict: bool,
     init_demand = workload.demand.astype(np.int64).copy()
     if hasattr(policy, "config"):
         cfg = policy.config
-        if cfg.num_classes > E.MAXC:
-            raise ValueError(f"the fast engine supports at most {E.MAXC} WFQ classes")
         thr = np.asarray(cfg.thresholds, dtype=float)
         num = np.array([Fraction(r).numerator for r in cfg.rates], dtype=np.int64)
         den = np.array([Fraction(r).denominator for r in cfg.rates], dtype=np.int64)

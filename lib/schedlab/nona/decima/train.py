@@ -85,6 +85,13 @@ class TrainConfig:
     seed : the run's seed (initialisation and every iteration's draws).
     checkpoint_every : write a checkpoint every this many iterations (and at the end).
     message_passing : as :mod:`.policy` (the public weights' ``"spark-sched-sim"``).
+    discount_s : continuous-time discount timescale ``tau`` of the return (seconds; 0 = none,
+        Decima's paper). See :func:`returns_to_go`.
+    exec_head : whether the executor head's log-probability enters the policy gradient. In
+        the Nona world a stage is one task, so the executor choice never changes what happens
+        (:mod:`.scheduler`, "Executor count"); its score-function term has mean zero and only
+        adds variance. ``False`` leaves that head at its initial weights.
+    grad_clip : clip the gradient's global L2 norm to this (0 = no clipping).
     """
 
     models: tuple = ("gpt2", "densenet121", "vgg16", "alexnet", "resnet18")
@@ -101,6 +108,9 @@ class TrainConfig:
     seed: int = 0
     checkpoint_every: int = 5
     message_passing: str = "spark-sched-sim"
+    discount_s: float = 0.0
+    exec_head: bool = True
+    grad_clip: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", tuple(self.models))
@@ -120,6 +130,10 @@ class TrainConfig:
             raise ValueError(f"TrainConfig.load: expected in (0, 1), got {self.load!r}")
         if self.entropy < 0:
             raise ValueError(f"TrainConfig.entropy: expected >= 0, got {self.entropy!r}")
+        for name in ("discount_s", "grad_clip"):
+            if not (getattr(self, name) >= 0):
+                raise ValueError(f"TrainConfig.{name}: expected >= 0, got {getattr(self, name)!r}")
+        object.__setattr__(self, "exec_head", bool(self.exec_head))
 
 
 # -------------------------------------------------------------------------- the network
@@ -210,8 +224,11 @@ class Episode:
     completion: np.ndarray
 
 
-def batch_log_probs(module, episodes: Sequence[Episode], message_passing: str = "spark-sched-sim"):
+def batch_log_probs(module, episodes: Sequence[Episode], message_passing: str = "spark-sched-sim",
+                    exec_head: bool = True):
     """``(log_prob, entropy)`` tensors, one entry per decision of ``episodes`` (in order).
+
+    ``exec_head=False``: the stage head's terms only (the executor head's are left out).
 
     Distinct job shares ``(state, cap, source, any edge)`` are embedded once for the batch.
     """
@@ -348,6 +365,8 @@ def batch_log_probs(module, episodes: Sequence[Episode], message_passing: str = 
         return logp, ent
 
     lps, ents = seg_logsoftmax(s_logit, cd)
+    if not exec_head:
+        return lps[torch.from_numpy(pick_s)], ents
     lpx, entx = seg_logsoftmax(x_logit, xd)
     log_prob = lps[torch.from_numpy(pick_s)] + lpx[torch.from_numpy(pick_x)]
     return log_prob, ents + entx
@@ -370,22 +389,47 @@ def _edge_steps(plan, cache: dict) -> list:
 
 
 # --------------------------------------------------------------------------- episodes
-def returns_to_go(arrival: np.ndarray, completion: np.ndarray, times: np.ndarray) -> tuple[np.ndarray, float]:
-    """``G(t) = -integral_t^end N(s) ds`` at ``times`` and ``G(0)`` (N: jobs in the system).
+def returns_to_go(arrival: np.ndarray, completion: np.ndarray, times: np.ndarray,
+                  tau: float = 0.0) -> tuple[np.ndarray, float]:
+    """``G(t) = -integral_t^end w(s - t) N(s) ds`` at ``times`` and ``G(0)`` (N: jobs in the system).
+
+    ``tau = 0``: ``w = 1`` (undiscounted, Decima's paper); ``tau > 0``: continuous-time
+    discount ``w(u) = exp(-u / tau)`` (``tau`` in seconds, as spark-sched-sim's trainers'
+    ``beta`` discount), so a decision is credited with the job-seconds of the next few ``tau``.
 
     >>> G, G0 = returns_to_go(np.array([0.0, 1.0]), np.array([2.0, 4.0]), np.array([0.0, 1.0, 3.0]))
     >>> G.tolist(), G0  # JCTs 2 + 3 = 5 job-seconds in all
     ([-5.0, -4.0, -1.0], -5.0)
+    >>> G, G0 = returns_to_go(np.array([0.0]), np.array([1.0]), np.array([0.0, 0.5]), tau=1.0)
+    >>> np.round(G, 6).tolist(), round(G0, 6)  # -(1 - e^-1), -(1 - e^-0.5)
+    ([-0.632121, -0.393469], -0.632121)
     """
+    times = np.asarray(times, dtype=np.float64)
     ev_t = np.concatenate([arrival, completion])
     ev_d = np.concatenate([np.ones(arrival.size), -np.ones(completion.size)])
     order = np.argsort(ev_t, kind="stable")
     t, d = ev_t[order], ev_d[order]
     n_after = np.cumsum(d)  # jobs in the system just after each event
-    area = np.concatenate([[0.0], np.cumsum(n_after[:-1] * np.diff(t))])  # A(t_e)
-    total = area[-1]
-    A = np.interp(times, t, area, left=0.0, right=total)
-    return A - total, float(-total)
+    if tau <= 0:
+        area = np.concatenate([[0.0], np.cumsum(n_after[:-1] * np.diff(t))])  # A(t_e)
+        total = area[-1]
+        A = np.interp(times, t, area, left=0.0, right=total)
+        return A - total, float(-total)
+    # D_j = discounted area from event j on: D_j = N_j tau (1 - e^{-dt_j/tau}) + e^{-dt_j/tau} D_{j+1}
+    decay = np.exp(-np.diff(t) / tau)
+    gain = n_after[:-1] * tau * (1.0 - decay)
+    D = np.zeros(t.size)
+    for j in range(t.size - 2, -1, -1):
+        D[j] = gain[j] + decay[j] * D[j + 1]
+    j = np.searchsorted(t, times, side="right")  # times[i] in [t_{j-1}, t_j)
+    jc = np.minimum(j, t.size - 1)
+    h = t[jc] - times
+    e = np.exp(-h / tau)
+    n_before = np.where(j > 0, n_after[np.maximum(j - 1, 0)], 0.0)
+    out = n_before * tau * (1.0 - e) + e * D[jc]
+    out[j >= t.size] = 0.0  # after the last event nobody is left
+    G0 = float(np.exp(-max(t[0], 0.0) / tau) * D[0]) if t.size else 0.0
+    return -out, -G0
 
 
 def run_episode(weights: DecimaWeights, cfg: TrainConfig, arrival_seed: int, policy_seed: int,
@@ -408,7 +452,7 @@ def run_episode(weights: DecimaWeights, cfg: TrainConfig, arrival_seed: int, pol
     j = res.jobs
     times = np.array([r.time for r in recs]) if record else np.zeros(0)
     arr, comp = j.arrival.to_numpy(), j.completion.to_numpy()
-    G, G0 = returns_to_go(arr, comp, times)
+    G, G0 = returns_to_go(arr, comp, times, cfg.discount_s)
     return Episode(recs or [], sch, G, G0, float(j.jct.mean()) if len(j) else float("nan"), int(len(j)), arr, comp)
 
 
@@ -496,12 +540,14 @@ def train(cfg: TrainConfig, checkpoint_dir: str | Path | None = None, *, resume:
                  "mean_return": float(np.mean([e.total_return for e in eps])) if eps else float("nan"),
                  "decisions": int(sum(len(e.records) for e in eps)), "jobs": int(sum(e.jobs for e in eps))}
         if len(eps) >= 2:
-            advs = _advantages(eps)
-            log_prob, ent = batch_log_probs(module, eps, cfg.message_passing)
+            advs = _advantages(eps, cfg.discount_s)
+            log_prob, ent = batch_log_probs(module, eps, cfg.message_passing, cfg.exec_head)
             a = torch.from_numpy(advs)
             loss = -(a * log_prob).mean() - cfg.entropy * ent.mean()
             opt.zero_grad()
             loss.backward()
+            if cfg.grad_clip > 0:
+                torch.nn.utils.clip_grad_norm_(module.parameters(), cfg.grad_clip)
             opt.step()
             stats.update(loss=float(loss.detach()), entropy=float(ent.detach().mean()))
         stats.update(sim_s=t_sim, wall_s=time.perf_counter() - t0)
@@ -517,12 +563,12 @@ def train(cfg: TrainConfig, checkpoint_dir: str | Path | None = None, *, resume:
     return TrainResult(module, export_weights(module), curve, float(sum(c["wall_s"] for c in curve)), start)
 
 
-def _advantages(eps: Sequence[Episode]) -> np.ndarray:
+def _advantages(eps: Sequence[Episode], tau: float = 0.0) -> np.ndarray:
     """``G_i(t_k) - mean_j G_j(t_k)``, divided by the batch's standard deviation (see module docstring)."""
     out = []
     for e in eps:
         times = np.array([r.time for r in e.records])
-        base = np.mean([returns_to_go(o.arrival, o.completion, times)[0] for o in eps], axis=0)
+        base = np.mean([returns_to_go(o.arrival, o.completion, times, tau)[0] for o in eps], axis=0)
         out.append(e.returns - base)
     a = np.concatenate(out)
     sd = a.std()
