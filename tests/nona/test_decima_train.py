@@ -164,3 +164,41 @@ def test_short_training_beats_the_initial_policy():
 
     before, after = mean_jct(init), mean_jct(res.weights)
     assert after < 0.92 * before, (before, after)
+
+
+def test_discounted_returns_to_go_match_numerical_integral():
+    """``returns_to_go(..., tau)`` against a brute-force Riemann sum of ``exp(-(s - t)/tau) N(s)``."""
+    rng = np.random.default_rng(4)
+    arrival = np.sort(rng.uniform(0, 3, 12))
+    completion = arrival + rng.exponential(0.7, 12)
+    times = np.concatenate([[0.0], rng.uniform(0, completion.max() + 0.5, 20)])
+    s = np.linspace(0.0, completion.max() + 1.0, 400_001)
+    ds = s[1] - s[0]
+    mid = s[:-1] + ds / 2
+    N = ((mid[None, :] >= arrival[:, None]) & (mid[None, :] < completion[:, None])).sum(0)
+    for tau in (0.3, 2.0):
+        G, G0 = T.returns_to_go(arrival, completion, times, tau)
+        ref = [-(np.exp(-(mid[mid >= t] - t) / tau) * N[mid >= t]).sum() * ds for t in times]
+        np.testing.assert_allclose(G, ref, rtol=1e-4, atol=1e-4)
+        assert G0 == pytest.approx(ref[0], rel=1e-4)
+    # tau -> infinity is the undiscounted return
+    np.testing.assert_allclose(T.returns_to_go(arrival, completion, times, 1e9)[0],
+                               T.returns_to_go(arrival, completion, times)[0], rtol=1e-6, atol=1e-6)
+
+
+def test_stage_only_gradient_leaves_executor_head_untouched():
+    jc, cl = _dag_workload()
+    cfg = T.TrainConfig(episode_s=0.2, servers=3, rollouts=2, iterations=2, lr=1e-2, models=("toy",), seed=5,
+                        exec_head=False, discount_s=0.1, grad_clip=1.0)
+    res = T.train(cfg, None, progress=False, job_classes=jc, cluster=cl)
+    init = T.make_module(generator=torch.Generator().manual_seed(5)).state_dict()
+    after = res.module.state_dict()
+    moved = {k for k in init if (init[k] != after[k]).any()}
+    assert not any(k.startswith("exec_policy_network") for k in moved)
+    assert any(k.startswith("stage_policy_network") for k in moved) and any(k.startswith("encoder") for k in moved)
+    # the stage-only log-probability is the full one minus the executor head's
+    ep = _episode(res.weights, cfg, jc, cl)
+    lp_all, _ = T.batch_log_probs(res.module, [ep])
+    lp_stage, _ = T.batch_log_probs(res.module, [ep], exec_head=False)
+    assert (lp_stage.detach().numpy() >= lp_all.detach().numpy() - 1e-12).all()
+    assert (lp_stage.detach().numpy() <= 1e-12).all()
