@@ -283,8 +283,10 @@ io.savefig(fig, out.figures("testbed.png"))"""),
 }
 
 
-def build() -> None:
-    for name, cells in NOTEBOOKS.items():
+def write_notebooks(notebooks: dict) -> None:
+    """Write each ``name: [(kind, source), ...]`` as ``<name>.ipynb`` beside this script (no outputs,
+    stable cell ids). ``kind`` is ``md``, ``params`` (tagged for papermill) or ``code``."""
+    for name, cells in notebooks.items():
         nb = nbf.v4.new_notebook()
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         for kind, src in cells:
@@ -299,6 +301,10 @@ def build() -> None:
         for k, cell in enumerate(nb.cells):
             cell.id = f"{name}-{k}"  # stable ids: rebuilding does not change the files
         nbf.write(nb, HERE / f"{name}.ipynb")
+
+
+def build() -> None:
+    write_notebooks(NOTEBOOKS)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,17 @@
 """Write the PCS Pareto-search notebooks (issue 8: Figs. 3, 9, 10c), without outputs.
 
 Run: ``python notebooks/pcs/build_pareto_notebooks.py``. Separate from ``build_notebooks.py``
-(the other PCS figures) so the two can be edited independently.
+(the other PCS figures) so the two can be edited independently; both write through
+``build_notebooks.write_notebooks``.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-import nbformat as nbf
-
-HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script from any directory
+from build_notebooks import write_notebooks  # noqa: E402
 
 FIG3 = [
     ("md", """# PCS Fig. 3: Pareto front of WFQ configurations (workload-2)
@@ -353,21 +354,7 @@ NOTEBOOKS = {"fig3": FIG3, "fig9": FIG9, "fig10c": FIG10C}
 
 
 def build() -> None:
-    for name, cells in NOTEBOOKS.items():
-        nb = nbf.v4.new_notebook()
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-        for kind, src in cells:
-            if kind == "md":
-                nb.cells.append(nbf.v4.new_markdown_cell(src))
-            elif kind == "params":
-                c = nbf.v4.new_code_cell("# Parameters (papermill); output_root empty = scratch run.\n" + src)
-                c.metadata["tags"] = ["parameters"]
-                nb.cells.append(c)
-            else:
-                nb.cells.append(nbf.v4.new_code_cell(src))
-        for k, cell in enumerate(nb.cells):
-            cell.id = f"{name}-{k}"  # stable ids: rebuilding does not change the files
-        nbf.write(nb, HERE / f"{name}.ipynb")
+    write_notebooks(NOTEBOOKS)
 
 
 if __name__ == "__main__":

@@ -91,7 +91,8 @@ def _full_snapshot_prediction(w: S.World, t_us: int, target: int, policy):
     """Independent slow predictor: deep-copy the whole world and run every job to the end."""
     world = copy.deepcopy(w)
     world.rem[:] = w.est_rem
-    world.service[:] = w.est_service
+    if getattr(policy, "replay_size", "estimate") == "estimate":
+        world.service[:] = w.est_service  # else the true size stays (LAS default)
     world.last_us = t_us
     t_end, j = S._next_end(world, t_us)
     while j >= 0:

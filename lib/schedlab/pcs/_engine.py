@@ -603,8 +603,10 @@ def _replay(t, act, n, F, I, rows, target, pcode, gpus, rates_num, rates_den, ze
         rows2[k] = rows[i, :width]
         if i == target:
             tgt = k
-        # the authors' snapshot copies sizes as their estimates (Themis: only if asked)
-        if pcode != THEMIS or (rates_num[0] & THEMIS_REPLAY_ESTIMATED_SIZE) != 0:
+        # the authors' snapshot copies sizes as their estimates (Themis, LAS: only if asked;
+        # both read the bit THEMIS_REPLAY_ESTIMATED_SIZE of rates_num[0])
+        if (pcode != THEMIS and pcode != LAS) or \
+                (rates_num[0] & THEMIS_REPLAY_ESTIMATED_SIZE) != 0:
             F2[SVC, k] = F[ESVC, i]
         F2[REM, k] = F[EREM, i]
     out = np.zeros(n)

@@ -180,8 +180,8 @@ def replay(w: World, t_us: int, target: int, policy) -> tuple[int, int]:
     idx = w.act()
     pos = {int(j): k for k, j in enumerate(idx)}
     est = w.est_rem[idx].copy()
-    # the authors' 2024 snapshot copies sizes as their estimates; the Themis runs behind the
-    # paper's figures kept the true size (Themis(replay_size="true"), the default there)
+    # the authors' 2024 snapshot copies sizes as their estimates; the Themis and LAS runs
+    # behind the paper's figures kept the true size (replay_size="true", the default there)
     true_size = getattr(policy, "replay_size", "estimate") == "true"
     sub = World(
         gpus=w.gpus, app_id=w.app_id[idx], submit_us=w.submit_us[idx],
@@ -390,7 +390,7 @@ def _simulate_fast(workload: Workload, policy, gpus: int, predict: bool,
             num, den = P, np.zeros_like(den)
     else:
         thr = np.array([np.inf])
-        # Themis reads its variant bits from rates_num[0] (see _engine.THEMIS_*)
+        # Themis and LAS read their variant bits from rates_num[0] (see _engine.THEMIS_*)
         num = np.array([getattr(policy, "options", 1)], dtype=np.int64)
         den = np.array([1], dtype=np.int64)
         zeta, delta = 0.01, 0.1
