@@ -25,6 +25,8 @@ import numpy as np
 from numba import njit, objmode, types
 from numba.typed import Dict
 
+from schedlab.pcs.policies import water_fill
+
 # float fields
 SVC, REM, EREM, ESVC, ALLOC, ERR = range(6)
 NF = 6
@@ -43,31 +45,8 @@ THEMIS_SPEEDUP, THEMIS_REPLAY_ESTIMATED_SIZE, THEMIS_REPLAY_LEASES = 1, 2, 4
 
 def wfq_class_alloc(class_demand, rates_num, rates_den, gpus) -> np.ndarray:
     """Exact (Fraction) water-filling of class weights over class demands, as floats."""
-    nc = len(rates_num)
-    rates = [Fraction(int(rates_num[i]), int(rates_den[i])) * int(gpus) for i in range(nc)]
-    demand = [int(class_demand[i]) for i in range(nc)]
-    alloc = [0] * nc
-    total = sum(demand)
-    residual = sum(rates)
-    tries = 0
-    while residual > 0 and total > 0:
-        for i in range(nc):
-            a = min(rates[i], demand[i])
-            alloc[i] += a
-            demand[i] -= a
-            residual -= a
-            total -= a
-            if demand[i] == 0:
-                rates[i] = 0
-                demand[i] = 0
-        if residual == 0 or total == 0:
-            break
-        r = sum(rates)
-        if r > 0:
-            rates = [Fraction(residual * rates[i], r) for i in range(nc)]
-        tries += 1
-        if tries > 100:
-            break
+    rates = [Fraction(int(n), int(d)) * int(gpus) for n, d in zip(rates_num, rates_den)]
+    alloc = water_fill(rates, [int(c) for c in class_demand])
     return np.array([float(a) for a in alloc], dtype=np.float64)
 
 

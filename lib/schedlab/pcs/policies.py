@@ -41,6 +41,47 @@ import numpy as np
 from schedlab.pcs.configs import WFQConfig
 
 
+def water_fill(rates: list, demand: list) -> list:
+    """The authors' class-level water-filling, in exact arithmetic.
+
+    Each round gives every class ``min(rate, demand)``; classes whose demand is met drop out and
+    the residual capacity is shared again in proportion to the remaining rates (at most 100
+    rounds, as the authors). ``rates`` are GPU shares (``Fraction``), ``demand`` integer GPU
+    demands; returns the allocation per class (exact values). Both engines use it.
+
+    >>> from fractions import Fraction
+    >>> water_fill([Fraction(3), Fraction(1)], [1, 5])
+    [1, Fraction(3, 1)]
+    """
+    nc = len(rates)
+    rates, demand = list(rates), list(demand)
+    alloc = [0] * nc
+    total = sum(demand)
+    residual = sum(rates)
+    tries = 0
+    while residual > 0 and total > 0:
+        for i in range(nc):
+            a = min(rates[i], demand[i])
+            if a == 0:
+                a = 0
+            alloc[i] += a
+            demand[i] -= a
+            residual -= a
+            total -= a
+            if demand[i] == 0:
+                rates[i] = 0
+                demand[i] = 0
+        if residual == 0 or total == 0:
+            break
+        r = sum(rates)
+        if r > 0:
+            rates = [Fraction(residual * rates[i], r) for i in range(nc)]
+        tries += 1
+        if tries > 100:
+            break
+    return alloc
+
+
 class Policy:
     """Base class; subclasses implement :meth:`allocate`."""
 
@@ -227,34 +268,7 @@ class WFQ(Policy):
 
     def _class_alloc_uncached(self, class_demand: tuple) -> tuple:
         """Exact water-filling of the class weights over the class demands."""
-        nc = len(class_demand)
-        rates = [r * self._gpus for r in self._rates]
-        demand = list(class_demand)
-        alloc = [0] * nc
-        total = sum(demand)
-        residual = sum(rates)
-        tries = 0
-        while residual > 0 and total > 0:
-            for i in range(nc):
-                a = min(rates[i], demand[i])
-                if a == 0:
-                    a = 0
-                alloc[i] += a
-                demand[i] -= a
-                residual -= a
-                total -= a
-                if demand[i] == 0:
-                    rates[i] = 0
-                    demand[i] = 0
-            if residual == 0 or total == 0:
-                break
-            r = sum(rates)
-            if r > 0:
-                rates = [Fraction(residual * rates[i], r) for i in range(nc)]
-            tries += 1
-            if tries > 100:
-                break
-        return tuple(alloc)
+        return tuple(water_fill([r * self._gpus for r in self._rates], list(class_demand)))
 
     def _optimal_demand(self, w, j: int, k: int, factor: float) -> int:
         key = (int(w.app_id[j]), int(w.demand[j]), k)
