@@ -157,7 +157,7 @@ def test_p_error_without_prediction_is_refused():
 
 
 @pytest.mark.parametrize("opts", [dict(valuation="linear"),
-                                  dict(replay_size="estimate", replay_leases=True)])
+                                  dict(replay_size="true", replay_leases=False)])
 def test_themis_variants_engines_agree(opts):
     from schedlab.pcs.policies import Themis
 
