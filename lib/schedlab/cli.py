@@ -357,6 +357,10 @@ def pcs() -> None:
 @click.option("--policy", required=True, help="FIFO, SRSF (Tiresias), LAS, FS (Max-Min), AFS, THEMIS, PCS (WFQ).")
 @click.option("--themis-lease", default=600.0, show_default=True, type=float,
               help="Themis lease in seconds (the authors: 600, 10 for the gavel workload).")
+@click.option("--themis-variant", type=click.Choice(["paper", "2024", "fig8-runs"]), default="paper",
+              show_default=True,
+              help="Themis as the paper's Fig. 7 (speedup valuation), the authors' 2024 code (linear "
+                   "valuation) or their stored Fig. 8 runs (replay with true sizes, no lease ticks).")
 @click.option("--config", "config", default=None,
               help="WFQ config: a JSON file with one config, or a name in pcs_configs.json (PCS only).")
 @click.option("--gpus", default=64, show_default=True, type=int, help="Cluster size.")
@@ -366,7 +370,7 @@ def pcs() -> None:
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the p-error generator.")
 @click.option("--engine", type=click.Choice(["fast", "reference"]), default="fast", show_default=True)
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Per-job CSV to write.")
-def pcs_simulate(trace_path, policy, themis_lease, config, gpus, num_jobs, predict, p_error, seed, engine, out):
+def pcs_simulate(trace_path, policy, themis_lease, themis_variant, config, gpus, num_jobs, predict, p_error, seed, engine, out):
     """Simulate a trace; write one row per job (times in seconds since the first arrival)."""
     import time
 
@@ -387,7 +391,8 @@ def pcs_simulate(trace_path, policy, themis_lease, config, gpus, num_jobs, predi
         if policy.upper() == "THEMIS":
             from schedlab.pcs.policies import Themis
 
-            pol = Themis(themis_lease)
+            pol = (Themis.fig8_runs(themis_lease) if themis_variant == "fig8-runs" else
+                   Themis(themis_lease, valuation="linear" if themis_variant == "2024" else "speedup"))
         w = load_trace(trace_path, num_jobs)
         t0 = time.perf_counter()
         df = simulate(w, pol, gpus, predict=predict, p_error=p_error,

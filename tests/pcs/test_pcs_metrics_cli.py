@@ -57,3 +57,26 @@ def test_cli_bad_input_is_a_clear_error(tmp_path):
     r = CliRunner().invoke(main, ["pcs", "simulate", "--trace", str(p), "--policy", "XYZ",
                                   "--out", str(tmp_path / "o.csv")])
     assert r.exit_code != 0 and "unknown policy" in r.output
+
+
+@pytest.mark.parametrize("variant,kw", [("paper", {}), ("2024", {"valuation": "linear"}),
+                                        ("fig8-runs", {"replay_size": "true",
+                                                       "replay_leases": False})])
+def test_cli_themis_variants(tmp_path, variant, kw):
+    # 120 jobs on 8 GPUs: enough contention that each variant changes some prediction
+    from schedlab.pcs import load_trace, simulate
+    from schedlab.pcs.policies import Themis
+
+    trace = data.require("pcs/workload2_philly_traces/trace_0e4a51.csv.gz")
+    out = tmp_path / "jobs.csv"
+    r = CliRunner().invoke(main, ["pcs", "simulate", "--trace", str(trace), "--policy", "THEMIS",
+                                  "--themis-variant", variant, "--gpus", "8", "--num-jobs", "120",
+                                  "--predict", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    w = load_trace(trace, 120)
+    want = simulate(w, Themis(600.0, **kw), 8, predict=True)
+    other = simulate(w, Themis(600.0, **({} if kw else {"valuation": "linear"})), 8, predict=True)
+    got = pd.read_csv(out)
+    pd.testing.assert_series_equal(got.estimated_end_time, want.estimated_end_time,
+                                   check_exact=False, rtol=1e-12)
+    assert not got.estimated_end_time.equals(other.estimated_end_time)
