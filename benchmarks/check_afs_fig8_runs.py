@@ -102,17 +102,7 @@ def _replay(policy: RandomTopPriorityAFS):
 
     def replay(w, t_us, target, pol):
         policy.rng.uniform()
-        idx = w.act()
-        est = w.est_rem[idx].copy()
-        sub = S.World(
-            gpus=w.gpus, app_id=w.app_id[idx], submit_us=w.submit_us[idx],
-            service=w.est_service[idx].copy(), rem=est, est_rem=est.copy(),
-            est_service=w.est_service[idx].copy(), demand=w.demand[idx].copy(),
-            alloc=w.alloc[idx].copy(), status=w.status[idx].copy(),
-            start_us=w.start_us[idx].copy(), end_us=np.full(len(idx), S.INF, dtype=np.int64),
-            cls=w.cls[idx], rows=w.rows[idx], active=list(range(len(idx))),
-            seen_sum=w.seen_sum[idx].copy(), seen_cnt=w.seen_cnt[idx].copy(),
-            init_demand=w.init_demand[idx], last_us=t_us)
+        sub, idx = S.snapshot(w, t_us)
         tgt = int(np.flatnonzero(idx == target)[0])
         t_end, j = S._next_end(sub, t_us)
         while True:

@@ -32,7 +32,6 @@ LICENSES = {
     "decima": "MIT (spark-sched-sim), see decima/LICENSE.spark-sched-sim.txt",
 }
 
-# Upstream PAI archives not in the mirror: (bytes, sha256 of the .tar.gz) from alibaba-pai/README.md
 # Authors' outputs that are not in the mirror (optional; found in their repository's history):
 # the 2024 per-job Themis run on the whole ee9e8c trace (checked job by job in the tests).
 PCS_UPSTREAM = {
@@ -40,6 +39,7 @@ PCS_UPSTREAM = {
         686140, "03543dd3989a79e9ede114dc87a2cd4b08a5798f14c44103804e09ca7e42288c",
         "2cafc33ca54228509ec4cf3516d815773b24a249", "new_data/THEMIS_ee9e8c_result.csv"),
 }
+# Upstream PAI archives not in the mirror: (bytes, sha256 of the .tar.gz) from alibaba-pai/README.md
 PAI_UPSTREAM = {
     "pai_job_table.tar.gz": (62065432, "5aad7f7caac501136d14ed6a48e40546f825d7b0617a3a4f337e2348fe0a6cb0"),
     "pai_task_table.tar.gz": (35514117, "cd1d6dc3215d2a8607ccf6b6dd952b5db776df86926c73259fea7c1499ac40e5"),

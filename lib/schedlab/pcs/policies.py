@@ -63,7 +63,7 @@ def water_fill(rates: list, demand: list) -> list:
         for i in range(nc):
             a = min(rates[i], demand[i])
             if a == 0:
-                a = 0
+                a = 0  # a Fraction(0) share would turn an integer allocation into a Fraction
             alloc[i] += a
             demand[i] -= a
             residual -= a

@@ -171,18 +171,14 @@ def _finish(w: World, i: int, t_us: int) -> None:
     w.active.remove(i)
 
 
-def replay(w: World, t_us: int, target: int, policy) -> tuple[int, int]:
-    """Predict ``(start_us, end_us)`` of local job ``target`` with no future arrivals.
+def snapshot(w: World, t_us: int, true_size: bool = False) -> tuple[World, np.ndarray]:
+    """A predictor's copy of the active jobs (compact arrays) and their indices in ``w``.
 
-    Copies only the active jobs (compact arrays), with remaining sizes replaced by their
-    estimates, and runs completions until ``target`` ends.
+    Remaining sizes are replaced by their estimates; ``service`` (Themis's ``t_ideal``, LAS's
+    attained service) is the estimate too unless ``true_size``.
     """
     idx = w.act()
-    pos = {int(j): k for k, j in enumerate(idx)}
     est = w.est_rem[idx].copy()
-    # the authors' 2024 snapshot copies sizes as their estimates; the Themis and LAS runs
-    # behind the paper's figures kept the true size (replay_size="true", the default there)
-    true_size = getattr(policy, "replay_size", "estimate") == "true"
     sub = World(
         gpus=w.gpus, app_id=w.app_id[idx], submit_us=w.submit_us[idx],
         service=(w.service if true_size else w.est_service)[idx].copy(), rem=est,
@@ -193,7 +189,19 @@ def replay(w: World, t_us: int, target: int, policy) -> tuple[int, int]:
         cls=w.cls[idx], rows=w.rows[idx], active=list(range(len(idx))),
         seen_sum=w.seen_sum[idx].copy(), seen_cnt=w.seen_cnt[idx].copy(),
         init_demand=w.init_demand[idx], last_us=t_us)
-    tgt = pos[target]
+    return sub, idx
+
+
+def replay(w: World, t_us: int, target: int, policy) -> tuple[int, int]:
+    """Predict ``(start_us, end_us)`` of local job ``target`` with no future arrivals.
+
+    Copies only the active jobs (compact arrays), with remaining sizes replaced by their
+    estimates, and runs completions until ``target`` ends.
+    """
+    # the authors' snapshot copies sizes as their estimates; their Themis and LAS runs behind
+    # Fig. 8 kept the true size (replay_size="true")
+    sub, idx = snapshot(w, t_us, getattr(policy, "replay_size", "estimate") == "true")
+    tgt = int(np.flatnonzero(idx == target)[0])
     quantum = getattr(policy, "quantum_us", None)
     # Themis leases inside a replay only if asked (Themis.replay_leases); contention is
     # still counted at every replay event
