@@ -1,13 +1,19 @@
-# schedlab: `make reproduce` (every table and figure), `make test` (the test suite, as CI runs it),
-# `make lab` (JupyterLab on notebooks/), `make bench` (speed figures). Each target first makes
-# .venv and installs the project with the extras it needs (pyproject.toml is the one list).
+# schedlab. `make help` lists the targets. Each target first makes .venv and installs the
+# project with the extras it needs (pyproject.toml is the one list).
 PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
 LAB_ARGS ?=
+# the pipeline profile: default (~20 min on 2 cores), teaching (faster, for a class) or paper (hours);
+# empty = what params.yaml says (`profile:` at its top)
+PROFILE ?=
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: reproduce test lab bench clean-outputs
+.DEFAULT_GOAL := help
+.PHONY: help reproduce test lab bench notebooks-sync clean-outputs
+
+help:  ## this list
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
 
 # one stamp per set of extras: `$(VENV)/.installed-test,trace` installs .[test,trace]
 $(VENV)/.installed-%: pyproject.toml
@@ -17,21 +23,24 @@ $(VENV)/.installed-%: pyproject.toml
 	touch $@
 
 # the trace extra (torch CPU) is needed by nona_decima_train (REINFORCE gradients); inference
-# everywhere else is NumPy
-reproduce: $(VENV)/.installed-test,trace
+# everywhere else is NumPy. PROFILE=paper sets params.yaml's profile (dvc exp run -S) and runs.
+reproduce: $(VENV)/.installed-test,trace  ## every table and figure (PROFILE=default|teaching|paper)
 	$(BIN)/schedlab fetch
-	$(BIN)/dvc repro
+	$(if $(PROFILE),$(BIN)/dvc exp run -S profile=$(PROFILE),$(BIN)/dvc repro)
 
 # the trace extra (torch CPU, transformers) lets the GPT-2 tracer, Decima's torch cross-check
 # and its training loop run as tests
-test: $(VENV)/.installed-test,trace
+test: $(VENV)/.installed-test,trace  ## the test suite, as CI runs it
 	$(BIN)/python -m pytest
 
-lab: $(VENV)/.installed-test,trace,lab
-	$(BIN)/jupyter lab --notebook-dir=notebooks $(LAB_ARGS) $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+lab: $(VENV)/.installed-test,trace,lab  ## JupyterLab on the repository (notebooks paired by jupytext)
+	$(BIN)/jupyter lab --notebook-dir=. $(LAB_ARGS) $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
-bench: $(VENV)/.installed-test,trace
+bench: $(VENV)/.installed-test,trace  ## speed figures (benchmarks/bench_*.py)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
-clean-outputs:
+notebooks-sync: $(VENV)/.installed-test,trace  ## re-pair notebooks/*.ipynb with their .py scripts after an edit
+	$(BIN)/schedlab notebook sync
+
+clean-outputs:  ## remove pipeline outputs (results/, figures/, executed notebooks)
 	rm -rf results data/executed data/scratch figures/*/

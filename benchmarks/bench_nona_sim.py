@@ -5,11 +5,13 @@ models, background jobs): heap events processed (job arrivals + task completions
 arrivals), task completions, wall time, events/s and task events/s, and the ratio of task
 events/s to decima-sim's own loop (~67k task events/s for its fair heuristic on a 2-core
 machine, the figure quoted in the issue; decima-sim is not installed here, so that side is the
-quoted number, not re-measured). Then the wall time of the default Fig. 3 sweep (params.yaml
-``nona.fig3``, default profile), with and without its slowest part.
+quoted number, not re-measured). Then the wall time of the Fig. 3 sweep (params.yaml
+``nona.fig3`` under ``--profile``, default: the pipeline's) for each ``--workers`` count (1: in
+this process; k > 1: k local processes of :class:`schedlab.parallel.Executor`), and whether
+their numbers are identical.
 
 Run: ``python benchmarks/bench_nona_sim.py [--load 0.7] [--duration 60] [--decima-duration 0.2]
-[--no-sweep]``.
+[--profile teaching] [--workers 1 2] [--no-sweep]``.
 """
 
 from __future__ import annotations
@@ -26,14 +28,17 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=60.0)
     parser.add_argument("--decima-duration", type=float, default=0.2)
     parser.add_argument("--no-sweep", action="store_true", help="skip the Fig. 3 sweep timing")
+    parser.add_argument("--profile", default=None, help="params.yaml profile of the sweep (default: the file's)")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="executor sizes to time the sweep with")
     args = parser.parse_args()
 
     from schedlab import paths
     from schedlab.notebooks import load_params
-    from schedlab.nona import schedulers
+    from schedlab.nona import experiments
+    from schedlab.nona.schedulers import SchemeUnavailable
 
-    p3 = load_params("nona/fig3")
-    models = p3.get("models", list(schedulers.DEFAULT_MODELS))
+    p3 = load_params("nona/fig3", profile=args.profile)
+    models = p3["models"]
     tables = paths.ROOT / p3["nona_tables"].format(load=args.load, bandwidth_gbps=10.0) if p3.get("nona_tables") else None
     print(f"load {args.load}, 80 servers, 10 Gbps, models {models}, window {args.duration:g} s "
           f"(Decima {args.decima_duration:g} s)")
@@ -49,9 +54,9 @@ def main() -> None:
         d = args.decima_duration if scheme == "decima" else args.duration
         try:
             t0 = time.perf_counter()
-            res = schedulers.run_point(scheme, load=args.load, duration=d, models=models, tables=tab)
+            res = experiments.run_point(scheme, load=args.load, duration=d, models=models, tables=tab)
             total = time.perf_counter() - t0
-        except schedulers.SchemeUnavailable as exc:
+        except SchemeUnavailable as exc:
             print(f"{scheme:14s} unavailable: {exc}")
             continue
         st = res.stats
@@ -61,28 +66,35 @@ def main() -> None:
 
     if args.no_sweep:
         return
+    time_sweep(p3, args.workers)
+
+
+def time_sweep(p3: dict, workers: list[int]) -> None:
+    """Wall time of the Fig. 3 sweep of ``p3`` (params of nona/fig3) per executor size."""
     import tempfile
 
-    from pathlib import Path
+    from schedlab.nona import experiments
+    from schedlab.parallel import Executor
 
-    prof = p3["profiles"][p3.get("profile", "default")]
-    for with_decima in (True,):  # the default profile itself skips Decima (decima_duration 0)
-        schemes = list(p3["schemes"])
-        with tempfile.TemporaryDirectory() as tmp:
+    points = [{"load": x, "bandwidth_gbps": p3["bandwidth_gbps"]} for x in p3["loads"]]
+    first = None
+    for k in workers:
+        with tempfile.TemporaryDirectory() as tmp, Executor(workers=k) as ex:
+            setup = experiments.FigureSweep(
+                schemes=p3["schemes"], servers=p3["servers"], duration=p3["duration"], seed=p3["seed"],
+                models=p3["models"], workload=p3["workload"], tables_dir=tmp, optimiser_method=p3["optimiser_method"],
+                expert_budget=p3["expert_budget"], expert_duration=p3["expert_duration"],
+                decima_duration=p3["decima_duration"], nona_tables=p3["nona_tables"], star_tables=p3["star_tables"],
+                decima_weights=p3["decima_weights"])
             t0 = time.perf_counter()
-            schedulers.sweep(
-                [{"load": x, "bandwidth_gbps": p3["bandwidth_gbps"]} for x in prof.get("loads", p3["loads"])],
-                schemes, servers=int(prof["servers"]), duration=float(prof["duration"]), seed=int(prof["seed"]),
-                models=prof.get("models", models), workload_kwargs=p3.get("workload") or {}, tables_dir=Path(tmp),
-                expert_budget=int(prof["expert_budget"]), expert_duration=float(prof["expert_duration"]),
-                scheme_durations={"decima": float(prof["decima_duration"])},
-                nona_tables=prof.get("nona_tables", p3.get("nona_tables")),
-                star_tables=prof.get("star_tables", p3.get("star_tables")), progress=False)
+            rows, _ = setup.run(points, executor=ex, progress=False)
             wall = time.perf_counter() - t0
-        print(f"default Fig. 3 sweep ({len(prof.get('loads', p3['loads']))} loads x {len(schemes)} schemes, "
-              f"window {prof['duration']:g} s, Decima window {prof['decima_duration']:g} s, "
-              f"Expert budget {prof['expert_budget']}): {wall:.1f} s")
-
+        numbers = rows.drop(columns=["wall_s", "events_per_s", "tables"], errors="ignore")
+        same = "" if first is None else f", numbers identical to {workers[0]} worker(s): {numbers.equals(first)}"
+        first = numbers if first is None else first
+        print(f"Fig. 3 sweep, profile {p3['profile']} ({len(points)} loads x {len(p3['schemes'])} schemes, window "
+              f"{p3['duration']:g} s, Decima {p3['decima_duration']:g} s, Expert budget {p3['expert_budget']}), "
+              f"{k} worker(s): {wall:.1f} s{same}")
 
 if __name__ == "__main__":
     main()

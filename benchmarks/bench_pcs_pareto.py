@@ -23,9 +23,9 @@ import time
 import numpy as np
 
 from schedlab import data
+from schedlab.parallel import Executor
 from schedlab.pcs.artifacts import trace_0e4a51
-from schedlab.pcs.pareto import (HeuristicSpace, LocalExecutor, evaluate_config,
-                                 parse_objectives, pareto_search)
+from schedlab.pcs.pareto import HeuristicSpace, evaluate_config, parse_objectives, pareto_search
 
 OBJ = ["jct:avg", "pred_err:avg"]
 
@@ -95,10 +95,11 @@ def main() -> None:
     for k in args.workers:
         t0 = time.perf_counter()
         ck = f"{args.checkpoint}/w{k}" if args.checkpoint else None
-        f = pareto_search(w, OBJ, budget=args.budget, gpus=args.gpus,
-                          rng=np.random.default_rng(1), executor=LocalExecutor(k),
-                          progress=args.progress, checkpoint_dir=ck,
-                          on_generation=_logger(ck, t0) if ck else None)
+        with Executor(workers=k) as ex:
+            f = pareto_search(w, OBJ, budget=args.budget, gpus=args.gpus,
+                              rng=np.random.default_rng(1), executor=ex,
+                              progress=args.progress, checkpoint_dir=ck,
+                              on_generation=_logger(ck, t0) if ck else None)
         wall = time.perf_counter() - t0
         cpu = float(np.nansum(f.eval_cpu_seconds))
         res[k] = {"wall_s": wall, "cpu_s": cpu, "evaluations": f.n_evaluations,

@@ -24,9 +24,9 @@ What has to be replicated (each checked by leaving it out: the runs then differ)
   the stream), and equal completion times are resolved as the old event heap does (one end
   event per running job, pushed in active order, ``heapify``, ``heappop``).
 
-It runs on the readable reference engine by swapping its replay and next-completion helpers
-for the duration of a run (about 3 minutes per seed). Moving this variant into the library
-(a policy option plus engine hooks) is future work.
+It runs on the readable reference engine with that engine's documented hooks
+(:class:`schedlab.pcs.sim.Hooks`: this predictor and this next-completion rule), about 3
+minutes per seed. Moving this variant into the library (a policy option) is future work.
 
 Run: ``.venv/bin/python benchmarks/check_afs_fig8_runs.py [SEED ...]`` (default: all five)
 """
@@ -36,7 +36,6 @@ from __future__ import annotations
 import heapq
 import sys
 import time
-from contextlib import contextmanager
 
 import numpy as np
 
@@ -104,17 +103,17 @@ def _replay(policy: RandomTopPriorityAFS):
         policy.rng.uniform()
         sub, idx = S.snapshot(w, t_us)
         tgt = int(np.flatnonzero(idx == target)[0])
-        t_end, j = S._next_end(sub, t_us)
+        t_end, j = _next_end_heap(sub, t_us)
         while True:
             if j < 0 or t_end == S.INF:
                 raise S.SimulationError(f"prediction for job {w.app_id[target]} never completes")
-            S._progress(sub, t_end, None)
-            S._finish(sub, j, t_end)
+            S.advance(sub, t_end, None)
+            S.finish(sub, j, t_end)
             pol.now_us = t_end
-            S._apply_allocation(sub, t_end, pol)  # also at the target's own end (old code)
+            S.apply_allocation(sub, t_end, pol)  # also at the target's own end (old code)
             if j == tgt:
                 return int(sub.start_us[tgt]), t_end
-            t_end, j = S._next_end(sub, t_end)
+            t_end, j = _next_end_heap(sub, t_end)
 
     return replay
 
@@ -142,7 +141,7 @@ def _next_end_heap(w, t_us):
     if run.any():
         with np.errstate(divide="ignore", invalid="ignore"):
             x = rem[run] / w.thrpt(idx[run])
-        ok = np.isfinite(x) & (x < S._NEVER_S) & (x > -S._NEVER_S)
+        ok = np.isfinite(x) & (x < S.NEVER_S) & (x > -S.NEVER_S)
         e = np.full(int(run.sum()), S.INF, dtype=np.int64)
         e[ok] = t_us + S.seconds_to_us(x[ok])
         ends = dict(zip(idx[run].tolist(), e.tolist()))
@@ -154,22 +153,17 @@ def _next_end_heap(w, t_us):
     return int(heap[0].t), int(heap[0].j)
 
 
-@contextmanager
-def _old_simulator(policy: RandomTopPriorityAFS):
-    saved = S.replay, S._next_end
-    S.replay, S._next_end = _replay(policy), _next_end_heap
-    try:
-        yield
-    finally:
-        S.replay, S._next_end = saved
+def old_simulator(policy: RandomTopPriorityAFS) -> S.Hooks:
+    """The old simulator's predictor and completion order, as reference-engine hooks."""
+    return S.Hooks(next_end=_next_end_heap, replay=_replay(policy))
 
 
 def run_seed(seed: int):
     rng = authors_rng(seed)
     w = generate("gavel", 3000, rng, load=1.2)  # leaves rng where the authors' stream was
     policy = RandomTopPriorityAFS(rng)
-    with _old_simulator(policy):
-        return S.simulate(w, policy, 64, predict=True, engine="reference")
+    return S.simulate(w, policy, 64, predict=True, engine="reference",
+                      hooks=old_simulator(policy))
 
 
 def main(seeds) -> None:

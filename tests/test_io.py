@@ -51,3 +51,13 @@ def test_savefig_pdf_is_byte_reproducible(tmp_path):
     savefig(fig, tmp_path / "b.pdf")
     plt.close(fig)
     assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
+
+
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_outputs_respect_the_umask(tmp_path, mask, mode):
+    old = os.umask(mask)
+    try:
+        atomic_write_text(tmp_path / "out.csv", "a\n")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "out.csv").stat().st_mode & 0o777 == mode

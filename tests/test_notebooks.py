@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import json
 
+import nbformat
 import pandas as pd
 import pytest
 import yaml
@@ -11,23 +13,96 @@ import yaml
 from schedlab import notebooks, paths
 
 ALL_NOTEBOOKS = sorted(p for p in paths.NOTEBOOKS.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+NB_IDS = {"ids": lambda p: p.relative_to(paths.NOTEBOOKS).with_suffix("").as_posix()}
+
+
+def _name(path):
+    return path.relative_to(paths.NOTEBOOKS).with_suffix("").as_posix()
 
 
 def test_there_are_notebooks():
-    assert ALL_NOTEBOOKS
+    assert len(ALL_NOTEBOOKS) >= 20
 
 
-@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=lambda p: p.relative_to(paths.NOTEBOOKS).as_posix())
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, **NB_IDS)
+def test_notebook_is_in_the_form_jupyter_saves(path):
+    """Opening and saving in JupyterLab changes nothing: nbformat 4.5, stable cell ids, and the
+    bytes Jupyter's own writer produces (so a notebook opened in Lab is not marked modified)."""
+    text = path.read_text()
+    nb = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
+    nbformat.validate(nb)
+    assert (nb.nbformat, nb.nbformat_minor) >= (4, 5), f"{path}: upgrade to nbformat 4.5 (cell ids)"
+    ids = [c.id for c in nb.cells]
+    assert len(set(ids)) == len(ids), f"{path}: duplicate cell ids"
+    assert text == nbformat.writes(nb) + "\n", f"{path}: not in Jupyter's saved form; run `make notebooks-sync`"
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, **NB_IDS)
+def test_paired_script_matches_the_notebook(path):
+    """NAME.py is NAME.ipynb as a jupytext percent script: an edit to one side alone fails here."""
+    jupytext = pytest.importorskip("jupytext")
+    from jupytext.config import load_jupytext_configuration_file
+
+    script = path.with_suffix(".py")
+    assert script.is_file(), f"{path}: its paired script {script.name} is missing; run `make notebooks-sync`"
+    config = load_jupytext_configuration_file(str(paths.NOTEBOOKS / "jupytext.toml"))
+    nb = nbformat.read(path, as_version=4)
+    expected = jupytext.writes(nb, fmt="py:percent", config=config)
+    assert script.read_text() == expected, (
+        f"{path.relative_to(paths.ROOT)} and {script.name} differ: one was edited without the other "
+        "(open it in JupyterLab with jupytext, or run `make notebooks-sync`)")
+
+
+def test_no_notebook_generators():
+    """The notebooks are the source: every script in notebooks/ is a notebook's pair."""
+    scripts = sorted(p for p in paths.NOTEBOOKS.rglob("*.py") if ".ipynb_checkpoints" not in p.parts)
+    orphans = [p.relative_to(paths.ROOT).as_posix() for p in scripts if not p.with_suffix(".ipynb").is_file()]
+    assert not orphans, f"scripts in notebooks/ that are not a notebook's pair: {orphans}"
+
+
+def _parameters_cell(path):
+    nb = json.loads(path.read_text())
+    tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1, f"{path}: needs exactly one cell tagged 'parameters'"
+    return "".join(tagged[0]["source"])
+
+
+def _literal_assignments(source):
+    values = {}
+    for node in ast.parse(source).body:
+        assert isinstance(node, ast.Assign) and len(node.targets) == 1, f"not a plain assignment: {ast.unparse(node)}"
+        values[node.targets[0].id] = ast.literal_eval(node.value)
+    return values
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, **NB_IDS)
+def test_notebook_defaults_equal_the_pipeline(path):
+    """Run All in JupyterLab computes what the DVC stage computes: the parameters cell holds
+    exactly the default profile of the notebook's params.yaml section (no paper numbers)."""
+    name = _name(path)
+    cell = _literal_assignments(_parameters_cell(path))
+    expected = {**notebooks.load_params(name, profile="default"), "output_root": "", "profile": "default"}
+    assert cell == expected, (
+        f"{path.relative_to(paths.ROOT)}: parameters differ from params.yaml section {notebooks.stage_key(name)}: "
+        + "; ".join(f"{k}: notebook {cell.get(k, '<absent>')!r} vs params {expected.get(k, '<absent>')!r}"
+                    for k in sorted(set(cell) | set(expected)) if cell.get(k) != expected.get(k)))
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, **NB_IDS)
+def test_every_profile_resolves(path):
+    for profile in notebooks.PROFILES:
+        params = notebooks.load_params(_name(path), profile=profile)
+        assert params["profile"] == profile
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, **NB_IDS)
 def test_committed_notebooks_have_no_outputs(path):
     assert notebooks.code_cells_with_outputs(path) == [], f"{path}: clear outputs before committing"
 
 
-@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=lambda p: p.relative_to(paths.NOTEBOOKS).as_posix())
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, **NB_IDS)
 def test_parameters_cell_with_output_root(path):
-    nb = json.loads(path.read_text())
-    tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
-    assert len(tagged) == 1, f"{path}: needs exactly one cell tagged 'parameters'"
-    assert 'output_root = ""' in "".join(tagged[0]["source"])
+    assert 'output_root = ""' in _parameters_cell(path)
 
 
 def test_every_stage_notebook_exists_and_has_params():
@@ -38,9 +113,10 @@ def test_every_stage_notebook_exists_and_has_params():
             nb = cmd.split()[-1]
             assert notebooks.notebook_path(nb).is_file()
             assert f"notebooks/{nb}.ipynb" in stage["deps"], name
-            for p in stage.get("params", []):
-                key = p if isinstance(p, str) else next(iter(p))
-                assert notebooks.load_params(key.replace(".", "/")), f"{name}: params.yaml lacks {key}"
+            keys = [p if isinstance(p, str) else next(iter(p)) for p in stage.get("params", [])]
+            # the stage reruns when the profile switch or its own section changes
+            assert keys == ["profile", notebooks.stage_key(nb)], f"{name}: params {keys}"
+            assert notebooks.load_params(nb), f"{name}: params.yaml lacks {notebooks.stage_key(nb)}"
 
 
 def test_table2_notebook_smoke(tmp_path):

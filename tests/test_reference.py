@@ -44,6 +44,9 @@ def test_every_reference_file_loads_and_points_at_pipeline_outputs():
         assert compare["cmd"] == f"schedlab compare {f.stem}"
         for v in doc["values"]:
             assert v["source"].strip(), v["id"]
+            if v["measured"] is None:  # a paper value shown for context, never compared
+                assert "not compared" in v.get("note", ""), f"{f.name}:{v['id']}: say why it is not measured"
+                continue
             assert v["measured"]["file"] in outs, f"{f.name}:{v['id']} reads a file no stage makes"
             # otherwise the comparison goes stale when that result changes
             assert v["measured"]["file"] in compare["deps"], f"{f.stem}_compare lacks dep {v['measured']['file']}"
@@ -65,3 +68,15 @@ def test_compare_reads_csv_and_flags_missing(tmp_path):
     (tmp_path / "results/demo/m.json").write_text(json.dumps({"deep": {"value": 1.2}}))
     table = reference.compare("demo", root=tmp_path, reference_root=ref)
     assert table.set_index("id")["match"].to_dict() == {"a": "yes", "b": "missing input", "c": "no"}
+
+
+def test_paper_only_values_are_read_but_not_compared(tmp_path):
+    doc = {"values": [
+        {"id": "a.x", "quantity": "x", "paper": 3, "tolerance": 0, "source": "Table 1",
+         "measured": {"file": "results/demo/m.json", "key": "x"}},
+        {"id": "a.y", "quantity": "y", "paper": 7, "tolerance": None, "source": "Table 1", "measured": None,
+         "note": "context only, not compared"}]}
+    (tmp_path / "demo.yaml").write_text(yaml.safe_dump(doc))
+    assert reference.paper_values("demo", "a.", root=tmp_path) == {"a.x": 3, "a.y": 7}
+    table = reference.compare("demo", root=tmp_path, reference_root=tmp_path)
+    assert table.id.tolist() == ["a.x"] and table.match.tolist() == ["missing input"]

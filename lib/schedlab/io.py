@@ -23,13 +23,21 @@ from pathlib import Path
 from typing import Any
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it and putting it straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike[str], mode: int = 0o666) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; move it onto ``path`` if the block succeeds.
 
     The temporary keeps ``path``'s suffix so that libraries choosing a format by extension
     (matplotlib, pandas) still do the right thing. On any exception the temporary is
-    removed and ``path`` is left as it was.
+    removed and ``path`` is left as it was. The file gets ``mode`` less the umask (0644 for
+    the default under umask 022), as any newly created file would.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -42,6 +50,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         yield tmp
         with open(tmp, "rb") as fh:  # flush to disk before the rename makes it visible
             os.fsync(fh.fileno())
+        # mkstemp creates 0600; an output must get the mode any new file gets (0644 under umask
+        # 022), or nobody else in a shared teaching folder can read it
+        os.chmod(tmp, mode & ~_umask())
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)

@@ -21,7 +21,12 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,17 +48,96 @@ def notebook_path(name: str) -> Path:
     return path
 
 
-def load_params(name: str, params_file: Path | None = None) -> dict[str, Any]:
-    """The ``params.yaml`` section of notebook ``name`` (empty if it has none)."""
-    doc = yaml.safe_load((params_file or paths.PARAMS).read_text()) or {}
+#: the named profiles ``params.yaml``'s top-level ``profile`` switch can select
+PROFILES = ("default", "teaching", "paper")
+
+
+class ParamsError(ValueError):
+    """A malformed ``params.yaml``: names the file, the section and what was expected."""
+
+
+def _read_params(params_file: Path | None) -> tuple[Path, dict]:
+    path = params_file or paths.PARAMS
+    doc = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(doc, dict):
+        raise ParamsError(f"{path}: expected a mapping of papers to sections")
+    return path, doc
+
+
+def selected_profile(params_file: Path | None = None) -> str:
+    """The top-level ``profile`` of ``params.yaml`` (``default`` if absent)."""
+    path, doc = _read_params(params_file)
+    return _check_profile(doc.get("profile", "default"), f"{path}: profile")
+
+
+def _check_profile(profile: Any, where: str) -> str:
+    if profile not in PROFILES:
+        raise ParamsError(f"{where}: unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
+    return profile
+
+
+def _merge(base: dict, over: dict) -> dict:
+    """``base`` with ``over`` laid on top; mappings merge key by key (a profile may change one
+    field of a nested mapping, e.g. ``train.iterations``)."""
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def load_params(name: str, params_file: Path | None = None, profile: str | None = None) -> dict[str, Any]:
+    """The parameters of notebook ``name`` under a profile (empty if it has no section).
+
+    The section ``<paper>.<name>`` of ``params.yaml`` holds the ``default`` profile's values;
+    its optional ``profiles`` mapping holds, per other profile, only the values that differ.
+    ``profile`` (default: the file's top-level ``profile``) picks one; the result is flat,
+    without ``profiles``, with ``profile`` set to the name used.
+
+    >>> import tempfile
+    >>> f = Path(tempfile.mkdtemp()) / "params.yaml"
+    >>> _ = f.write_text(yaml.safe_dump({"profile": "default", "x": {"a": {"n": 1, "m": 2},
+    ...                                  "profiles": {"paper": {"a": {"n": 9}}}}}))
+    >>> load_params("x", f)
+    {'a': {'m': 2, 'n': 1}, 'profile': 'default'}
+    >>> load_params("x", f, profile="paper")
+    {'a': {'m': 2, 'n': 9}, 'profile': 'paper'}
+    """
+    path, doc = _read_params(params_file)
+    profile = _check_profile(profile or doc.get("profile", "default"), f"{path}: profile")
     node: Any = doc
     for part in stage_key(name).split("."):
         if not isinstance(node, dict) or part not in node:
             return {}
         node = node[part]
+    where = f"{path}: section {stage_key(name)!r}"
     if not isinstance(node, dict):
-        raise ValueError(f"{params_file or paths.PARAMS}: section {stage_key(name)!r} must be a mapping")
-    return dict(node)
+        raise ParamsError(f"{where} must be a mapping")
+    section = dict(node)
+    overrides = section.pop("profiles", None) or {}
+    if not isinstance(overrides, dict):
+        raise ParamsError(f"{where}: 'profiles' must map profile names to the values that differ")
+    for key, over in overrides.items():
+        _check_profile(key, f"{where}: profiles")
+        if not isinstance(over, dict):
+            raise ParamsError(f"{where}: profiles.{key} must be a mapping of parameter names to values")
+        unknown = sorted(set(over) - set(section))
+        if unknown:
+            raise ParamsError(f"{where}: profiles.{key} sets {', '.join(unknown)}, which the section "
+                              "does not define (give its default profile value in the section)")
+    if "profile" in section:
+        raise ParamsError(f"{where}: 'profile' is chosen once, at the top of params.yaml")
+    return {**_merge(section, overrides.get(profile, {})), "profile": profile}
+
+
+def apply_profile(namespace: dict, name: str, profile: str) -> dict:
+    """Lay profile ``profile``'s values of notebook ``name`` over ``namespace`` (a notebook's
+    ``globals()``): how a JupyterLab user picks ``teaching`` or ``paper`` in the parameters
+    cell. A no-op for the values the profile does not change; returns what it set."""
+    changed = {k: v for k, v in load_params(name, profile=profile).items()
+               if k != "profile" and namespace.get(k) != v}
+    namespace.update(changed)
+    namespace["profile"] = profile
+    return changed
 
 
 class Outputs:
@@ -73,31 +157,158 @@ class Outputs:
         return self.root / "figures" / self.paper / filename
 
 
+class Interrupted(KeyboardInterrupt):
+    """A notebook run stopped by a signal (SIGTERM, SIGHUP) or by the death of its parent."""
+
+
+def _ancestors() -> list[int]:
+    """This process's parent and grandparent (dvc runs a stage through a shell), init excluded."""
+    pids = [os.getppid()]
+    try:  # /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces, so split after ')'
+        stat = Path(f"/proc/{pids[0]}/stat").read_text()
+        pids.append(int(stat.rsplit(")", 1)[1].split()[1]))
+    except (OSError, IndexError, ValueError):
+        pass
+    return [p for p in pids if p > 1]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def stop_with_parent(poll_s: float = 0.5) -> Iterator[None]:
+    """Stop this process's notebook run when it is told to or when whoever started it dies.
+
+    SIGTERM and SIGHUP raise :class:`Interrupted` in the main thread (papermill then shuts its
+    kernel down and :func:`run` removes its partial output, as for Ctrl-C); a watchdog thread
+    sends this process SIGTERM when its parent or grandparent exits (``dvc repro`` killed while
+    its stage runs), so no notebook goes on writing after the pipeline has died.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, _frame):
+        raise Interrupted(f"stopped by {signal.Signals(signum).name}")
+
+    watched = _ancestors()
+    start_ppid = os.getppid()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(poll_s):
+            if os.getppid() != start_ppid or not all(_alive(p) for p in watched):
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    thread = threading.Thread(target=watch, name="schedlab-parent-watch", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def run(
     name: str,
     *,
     output_root: Path | None = None,
     executed: Path | None = None,
     overrides: dict[str, Any] | None = None,
+    profile: str | None = None,
+    source: Path | None = None,
 ) -> Path:
-    """Execute notebook ``name`` with its ``params.yaml`` section; return the executed copy."""
+    """Execute notebook ``name`` with its ``params.yaml`` section under ``profile`` (default:
+    the file's top-level ``profile``); return the executed copy.
+
+    ``source`` runs another notebook file under ``name``'s parameters (tests). Interrupted
+    (Ctrl-C, SIGTERM, SIGHUP, or its parent process gone: :func:`stop_with_parent`), the kernel
+    is shut down and nothing is left half-written: outputs are written atomically and the
+    partial executed copy is removed.
+    """
     import papermill as pm  # heavy import, only when a notebook actually runs
 
-    source = notebook_path(name)
-    params = {**load_params(name), **(overrides or {})}
+    source = source or notebook_path(name)
+    params = {**load_params(name, profile=profile), **(overrides or {})}
     params["output_root"] = str(output_root if output_root is not None else paths.ROOT)
     out = executed or paths.EXECUTED / f"{name}.ipynb"
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.part.ipynb")
     try:
-        pm.execute_notebook(
-            str(source), str(tmp), parameters=params, cwd=str(paths.ROOT),
-            kernel_name="python3", progress_bar=False, request_save_on_cell_execute=False,
-        )
+        with stop_with_parent():
+            pm.execute_notebook(
+                str(source), str(tmp), parameters=params, cwd=str(paths.ROOT),
+                kernel_name="python3", progress_bar=False, request_save_on_cell_execute=False,
+            )
         tmp.replace(out)
     finally:
         tmp.unlink(missing_ok=True)
     return out
+
+
+def all_notebooks() -> list[Path]:
+    """Every committed notebook (``notebooks/<paper>/<name>.ipynb``)."""
+    return sorted(p for p in paths.NOTEBOOKS.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def _clean(nb) -> bool:
+    """Strip outputs and execution counts, give cells without one a stable id; True if changed."""
+    import hashlib
+
+    changed = False
+    for i, cell in enumerate(nb.cells):
+        if "id" not in cell:  # derived from position and source: the same on every machine
+            digest = hashlib.sha1(f"{i}:{cell.source}".encode()).hexdigest()[:8]
+            cell["id"], changed = digest, True
+        if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count") is not None):
+            cell["outputs"], cell["execution_count"], changed = [], None, True
+    return changed
+
+
+def sync(paths_: list[Path] | None = None) -> list[Path]:
+    """Pair every notebook with its percent script and write both in Jupyter's saved form.
+
+    The newer side of each pair wins (jupytext's ``--sync`` rule: an edit made in an editor to
+    ``NAME.py`` reaches ``NAME.ipynb`` and vice versa); then the notebook is upgraded to nbformat
+    4.5 with stable cell ids, stripped of outputs and written as Jupyter saves it, and the script
+    rewritten from it. Returns the files that changed.
+    """
+    import nbformat
+    import jupytext
+    from jupytext.cli import jupytext as jupytext_cli
+    from jupytext.config import load_jupytext_configuration_file
+
+    from schedlab.io import atomic_write_text
+
+    config = load_jupytext_configuration_file(str(paths.NOTEBOOKS / "jupytext.toml"))
+    changed = []
+    for nb_path in paths_ or all_notebooks():
+        script = nb_path.with_suffix(".py")
+        if script.is_file():
+            jupytext_cli(["--sync", "--quiet", str(nb_path)])
+        before_nb = nb_path.read_text()
+        nb = nbformat.reads(before_nb, as_version=4)
+        if (nb.nbformat, nb.nbformat_minor) < (4, 5):
+            nb.nbformat_minor = 5
+        _clean(nb)
+        nbformat.validate(nb)
+        text_nb = nbformat.writes(nb) + "\n"
+        text_py = jupytext.writes(nb, fmt="py:percent", config=config)
+        for path, new in ((nb_path, text_nb), (script, text_py)):
+            if not path.is_file() or path.read_text() != new:
+                atomic_write_text(path, new)
+                changed.append(path)
+    return changed
 
 
 def code_cells_with_outputs(path: Path) -> list[int]:

@@ -11,7 +11,9 @@ section), a tolerance and a locator for our measurement::
       measured: {file: results/nona/table2.csv, where: {model: resnet18}, column: post_tasks}
 
 ``measured.file`` may be a CSV (row chosen by ``where``, value by ``column``) or a JSON file
-(value by ``key``, a dotted path). A missing file, row or value is reported as
+(value by ``key``, a dotted path). ``measured: null`` marks a paper value that a notebook shows
+next to its own table but that the suite does not measure (e.g. Decima's training hours at
+cluster sizes we do not train at): :func:`paper_values` returns it, :func:`compare` leaves it out. A missing file, row or value is reported as
 ``missing input``, never as a match.
 
 Examples
@@ -59,6 +61,18 @@ def load_reference(paper: str, root: Path | None = None) -> dict:
     return doc
 
 
+def paper_values(paper: str, prefix: str = "", root: Path | None = None) -> dict[str, Any]:
+    """The paper's numbers from ``reference/<paper>.yaml`` by id (those starting with ``prefix``).
+
+    Notebooks read paper values here, never from literals of their own.
+
+    >>> paper_values("nona", "fig3.gain_avg.")["fig3.gain_avg.spark_fair"]
+    56
+    """
+    doc = load_reference(paper, root)
+    return {v["id"]: v["paper"] for v in doc["values"] if str(v["id"]).startswith(prefix)}
+
+
 def _is_missing(x: Any) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
@@ -103,6 +117,8 @@ def compare(paper: str, root: Path | None = None, reference_root: Path | None = 
     doc = load_reference(paper, reference_root)
     rows = []
     for v in doc["values"]:
+        if v["measured"] is None:  # a paper value shown beside a table of ours, never measured
+            continue
         ours = measure(v["measured"], root)
         tol = v.get("rel_tolerance")
         tol_text = f"±{tol:.0%}" if tol is not None else (

@@ -202,3 +202,22 @@ def test_stage_only_gradient_leaves_executor_head_untouched():
     lp_stage, _ = T.batch_log_probs(res.module, [ep], exec_head=False)
     assert (lp_stage.detach().numpy() >= lp_all.detach().numpy() - 1e-12).all()
     assert (lp_stage.detach().numpy() <= 1e-12).all()
+
+
+def test_held_out_evaluation_is_the_same_serial_and_in_two_processes(tmp_path):
+    """Each (scheme, arrival seed) is one executor task: same rows in one process and in two."""
+    from schedlab.parallel import Executor
+
+    cfg = T.TrainConfig(models=("alexnet", "resnet18"), servers=4, load=0.5, episode_s=0.1, iterations=2, rollouts=2)
+    schemes = ["decima_init", "decima_init_greedy", "nona", "random", "spark_fair"]
+    kw = dict(duration=0.5, weights=P.load_weights(), init_weights=T.initial_weights(cfg), progress=False)
+    serial = T.evaluate(cfg, schemes, T.evaluation_seeds(2), nona_tables=tmp_path / "a" / "nona.json", executor=1, **kw)
+    with Executor(workers=2) as ex:
+        two = T.evaluate(cfg, schemes, T.evaluation_seeds(2), nona_tables=tmp_path / "b" / "nona.json", executor=ex, **kw)
+    assert list(serial.scheme) == [s for s in schemes for _ in range(2)]
+    assert (serial.status == "ok").all() and serial.mean_jct_s.notna().all()
+    cols = [c for c in serial.columns if c != "wall_s"]
+    assert serial[cols].equals(two[cols])
+    with pytest.raises(ValueError, match="training arrival seeds"):
+        train_seed = next(iter(T.training_arrival_seeds(cfg)))
+        T.evaluate(cfg, ["random"], [train_seed], **kw)

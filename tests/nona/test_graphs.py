@@ -62,6 +62,9 @@ def test_stage_id_field():
         (node(1) + "\n" + node(2) + "\n\tnode1 node2", 3, "edge line"),
         (node(1) + "\n" + node(2) + "\n" + node(3) + "\n\tnode1 -- node2\n\tnode2 -- node3\n\tnode3 -- node1",
          6, "cycle"),
+        (node(1) + "\n" + node(2).replace("forward_compute_time=1.000", "forward_compute_time=-1.000"), 2,
+         "forward_compute_time must be a finite number >= 0, got '-1.000'"),
+        (node(1).replace("parameter_size=0.000", "parameter_size=nan"), 1, "parameter_size must be a finite number"),
     ],
 )
 def test_errors_name_file_and_line(text, line, message):
@@ -76,3 +79,11 @@ def test_read_graph_names_the_file(tmp_path):
     bad.write_text(node(1) + "\nbroken line")
     with pytest.raises(GraphFormatError, match=f"{bad}:2:"):
         read_graph(bad)
+
+
+@pytest.mark.parametrize("text", ["", "\n\n  \n"])
+def test_an_empty_profile_is_an_error(tmp_path, text):
+    empty = tmp_path / "graph.txt"
+    empty.write_text(text)
+    with pytest.raises(GraphFormatError, match=f"{empty}: no nodes"):
+        read_graph(empty)

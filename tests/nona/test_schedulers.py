@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from schedlab.nona import sim
-from schedlab.nona.schedulers import (
-    SchemeUnavailable, SparkFairScheduler, TableError, TableScheduler, branch_partition, load_tables,
-    make_scheduler, opportunistic_tables,
+from schedlab.nona.schedulers import SchemeUnavailable, SparkFairScheduler, TableScheduler, make_scheduler
+from schedlab.nona.tables import (
+    TableError, branch_partition, check_tables_match, load_tables, opportunistic_tables,
 )
 from schedlab.nona.workload import JobClass, background_compute_class
 
@@ -112,13 +112,18 @@ def test_table_errors(tmp_path):
     assert load_tables(path)["_path"] == str(path)
 
 
-def test_unknown_and_unavailable_schemes():
+def test_unknown_and_unavailable_schemes(tmp_path):
     with pytest.raises(ValueError, match="unknown scheme 'fair'"):
         make_scheduler("fair")
     try:
         make_scheduler("decima")
     except SchemeUnavailable as exc:
         assert "Decima" in str(exc)
+    # the retrained weights are passed in: none given, or a missing file, says what to do
+    with pytest.raises(SchemeUnavailable, match="pass decima_weights"):
+        make_scheduler("decima_retrained")
+    with pytest.raises(SchemeUnavailable, match="nona_decima_train"):
+        make_scheduler("decima_retrained", decima_weights=tmp_path / "weights.npz")
 
 
 def live_job(jid, n_runnable, running=0, unassigned=None):
@@ -193,19 +198,18 @@ def test_tables_for_another_point_are_refused():
     w = build_workload(classes=[job_f()], load=0.2, cluster=c, comm_load=0.0)
     doc = optimise.to_json(optimise.solve(w, c), 0.2)
     w2 = build_workload(classes=[job_f()], load=0.4, cluster=c, comm_load=0.0)
-    schedulers_mod = __import__("schedlab.nona.schedulers", fromlist=["check_tables_match"])
     with pytest.raises(TableError, match="solved at arrival rate"):
-        schedulers_mod.check_tables_match(doc, w2, c)
+        check_tables_match(doc, w2, c)
     with pytest.raises(TableError, match="bandwidth_gbps"):
-        schedulers_mod.check_tables_match(doc, w, Cluster(servers=20, bandwidth_gbps=10))
-    schedulers_mod.check_tables_match(doc, w2, c, same_point=False)  # Nona*: any point
+        check_tables_match(doc, w, Cluster(servers=20, bandwidth_gbps=10))
+    check_tables_match(doc, w2, c, same_point=False)  # Nona*: any point
 
 
 def test_module_doctests():
     import doctest
 
-    from schedlab.nona import expert as e, schedulers as s, sim as m
+    from schedlab.nona import expert as e, experiments as x, schedulers as s, sim as m, tables as t
 
-    for mod in (m, s, e):
+    for mod in (m, s, e, t, x):
         failed, _ = doctest.testmod(mod)
         assert failed == 0, mod.__name__

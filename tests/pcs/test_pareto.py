@@ -9,9 +9,9 @@ import pytest
 from schedlab.pcs import metrics
 from schedlab.pcs.artifacts import trace_0e4a51
 from schedlab.pcs.configs import pareto_config
-from schedlab.pcs.pareto import (HeuristicSpace, LocalExecutor, Objective, PreferenceError,
-                                 RawSpace, c2, evaluate_config, parse_objectives,
-                                 pareto_search, wfq_policy)
+from schedlab.parallel import Executor
+from schedlab.pcs.pareto import (HeuristicSpace, Objective, PreferenceError, RawSpace, c2,
+                                 evaluate_config, parse_objectives, pareto_search, wfq_policy)
 from schedlab.pcs.sim import simulate
 
 OBJ = ["jct:avg", "pred_err:avg"]
@@ -97,7 +97,7 @@ def _dominated(F):
 @pytest.fixture(scope="module")
 def full_run(w100):
     return pareto_search(w100, OBJ, budget=280, rng=np.random.default_rng(7),
-                         executor=LocalExecutor(1), progress=False)
+                         executor=Executor(workers=1), progress=False)
 
 
 def test_search_front_is_pareto_and_applies(full_run, w100):
@@ -119,10 +119,10 @@ def test_search_front_is_pareto_and_applies(full_run, w100):
 
 def test_search_seeded(full_run, w100):
     again = pareto_search(w100, OBJ, budget=280, rng=np.random.default_rng(7),
-                          executor=LocalExecutor(1), progress=False)
+                          executor=1, progress=False)  # a worker count: resolved
     pd.testing.assert_frame_equal(again.table, full_run.table)
     other = pareto_search(w100, OBJ, budget=70, rng=np.random.default_rng(8),
-                          executor=LocalExecutor(1), progress=False)
+                          executor=1, progress=False)
     assert not other.evaluations["T"].head(70).equals(full_run.evaluations["T"].head(70))
 
 
@@ -130,14 +130,15 @@ class _Stop(Exception):
     pass
 
 
-class _Counting(LocalExecutor):
+class _Counting(Executor):
     def __init__(self):
-        super().__init__(1)
+        super().__init__(workers=1)
         self.n = 0
 
-    def map(self, fn, items, *args):
+    def map(self, fn, items, *args, **kwargs):
+        items = list(items)
         self.n += len(items)
-        return super().map(fn, items, *args)
+        return super().map(fn, items, *args, **kwargs)
 
 
 def test_resume_after_interrupt_gives_same_front(full_run, w100, tmp_path):
@@ -147,7 +148,7 @@ def test_resume_after_interrupt_gives_same_front(full_run, w100, tmp_path):
 
     with pytest.raises(_Stop):
         pareto_search(w100, OBJ, budget=280, rng=np.random.default_rng(7),
-                      executor=LocalExecutor(1), checkpoint_dir=tmp_path, progress=False,
+                      executor=1, checkpoint_dir=tmp_path, progress=False,
                       on_generation=stop_after_2)
     ex = _Counting()
     res = pareto_search(w100, OBJ, budget=280, executor=ex, checkpoint_dir=tmp_path,
@@ -156,20 +157,19 @@ def test_resume_after_interrupt_gives_same_front(full_run, w100, tmp_path):
     pd.testing.assert_frame_equal(res.table, full_run.table)
     pd.testing.assert_frame_equal(res.evaluations, full_run.evaluations)
     with pytest.raises(ValueError, match="checkpoint is for"):
-        pareto_search(w100, ["jct:avg", "pred_err:p99"], budget=280,
+        pareto_search(w100, ["jct:avg", "pred_err:p99"], budget=280, executor=1,
                       checkpoint_dir=tmp_path, progress=False)
 
 
 def test_two_local_workers_identical(full_run, w100):
     par = pareto_search(w100, OBJ, budget=280, rng=np.random.default_rng(7),
-                        executor=LocalExecutor(2), progress=False)
+                        executor=Executor(workers=2), progress=False)
     pd.testing.assert_frame_equal(par.table, full_run.table)
 
 
 def test_raw_space_search_runs(w100):
     f = pareto_search(w100, ["jct:avg", "pred_err:p99"], budget=70, space="raw",
-                      rng=np.random.default_rng(0), executor=LocalExecutor(1),
-                      progress=False)
+                      rng=np.random.default_rng(0), executor=1, progress=False)
     assert f.n_evaluations == 70 and len(f) >= 1
     F = f.table[["jct_avg", "pred_err_p99"]].to_numpy()
     assert not any(_dominated(F))
@@ -178,16 +178,12 @@ def test_raw_space_search_runs(w100):
 def test_dask_two_workers_identical(full_run, w100):
     from distributed import Client, LocalCluster
 
-    from schedlab.pcs.pareto import make_executor
-
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        ex = make_executor(scheduler=client)
+        # a Client is resolved to a Dask executor (schedlab.parallel.resolve)
         res = pareto_search(w100, OBJ, budget=280, rng=np.random.default_rng(7),
-                            executor=ex, progress=False)
+                            executor=client, progress=False)
     pd.testing.assert_frame_equal(res.table, full_run.table)
-    with pytest.raises(ValueError, match="either workers"):
-        make_executor(workers=2, scheduler="tcp://x:1")
 
 
 def test_cli_pareto(tmp_path):
@@ -208,7 +204,7 @@ def test_cli_pareto(tmp_path):
     assert (tmp_path / "ck" / "checkpoint.pkl").exists()
     w = trace_0e4a51(100)
     f = pareto_search(w, OBJ, budget=70, rng=np.random.default_rng(0),
-                      executor=LocalExecutor(1), progress=False)
+                      executor=1, progress=False)
     np.testing.assert_array_equal(df["jct_avg"].to_numpy(), f.table["jct_avg"].to_numpy())
     bad = CliRunner().invoke(main, args[:5] + ["unfairness:p101", "--out",
                                                str(tmp_path / "x.csv")])

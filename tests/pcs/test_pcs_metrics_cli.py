@@ -52,7 +52,7 @@ def test_cli_bad_input_is_a_clear_error(tmp_path):
     p.write_text("app_id,submit_time,service,num_jobs,sleep_time\n0,0,10,0,0\n")
     r = CliRunner().invoke(main, ["pcs", "simulate", "--trace", str(p), "--policy", "FIFO",
                                   "--out", str(tmp_path / "o.csv")])
-    assert r.exit_code != 0 and "row 0: field 'num_jobs'" in r.output
+    assert r.exit_code != 0 and "line 2: field 'num_jobs'" in r.output
     assert not (tmp_path / "o.csv").exists()
     r = CliRunner().invoke(main, ["pcs", "simulate", "--trace", str(p), "--policy", "XYZ",
                                   "--out", str(tmp_path / "o.csv")])

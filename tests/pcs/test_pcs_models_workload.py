@@ -59,21 +59,54 @@ def _write(tmp_path: Path, rows: list[str]) -> Path:
     return p
 
 
+# errors name the file line (the header is line 1, the first job line 2)
 @pytest.mark.parametrize("rows,match", [
     (["0,0,10,1,0,VggnetModel256", "1,5,10,1,5,VggnetModel256", "2,3,10,1,-2,VggnetModel256"],
-     r"row 2: field 'sleep_time'"),
+     r"line 4: field 'sleep_time'"),
     (["0,0,10,1,0,VggnetModel256", "1,5,10,1,5,VggnetModel256", "2,3,10,1,0,VggnetModel256"],
-     r"row 2: field 'submit_time' = 3.0 is before row 1"),
-    (["0,-4,10,1,0,VggnetModel256"], r"row 0: field 'submit_time' = -4.0"),
+     r"line 4: field 'submit_time' = 3.0 is before line 3"),
+    (["0,-4,10,1,0,VggnetModel256"], r"line 2: field 'submit_time' = -4.0"),
     (["0,0,10,1,0,VggnetModel256", "1,1,10,0,1,VggnetModel256"],
-     r"row 1: field 'num_jobs' \(GPU demand\) = 0"),
-    (["0,0,10,1,0,NoSuchModel"], r"row 0: field 'model_name': unknown model name 'NoSuchModel'"),
-    (["0,0,10,9,0,VggnetModel256"], r"row 0: demand 9 GPUs exceeds"),
-    (["0,0,ten,1,0,VggnetModel256"], r"row 0: field 'service' = 'ten'"),
+     r"line 3: field 'num_jobs' \(GPU demand\) = 0"),
+    (["0,0,10,1,0,NoSuchModel"], r"line 2: field 'model_name': unknown model name 'NoSuchModel'"),
+    (["0,0,10,9,0,VggnetModel256"], r"line 2: demand 9 GPUs exceeds"),
+    (["0,0,ten,1,0,VggnetModel256"], r"line 2: field 'service' = 'ten'"),
+    (["0,0,10,1"], r"line 2: expected 6 fields"),
+    ([], r"no jobs: a header and no data rows"),
 ])
-def test_bad_traces_name_row_and_field(tmp_path, rows, match):
+def test_bad_traces_name_line_and_field(tmp_path, rows, match):
     with pytest.raises(TraceError, match=match):
         load_trace(_write(tmp_path, rows))
+
+
+def test_trace_columns_are_read_by_name(tmp_path):
+    ordered = _write(tmp_path, ["0,0,10,1,0,VggnetModel256", "1,5,20,2,5,VggnetModel256"])
+    shuffled = tmp_path / "shuffled.csv"
+    shuffled.write_text("num_jobs,model_name,service,app_id,sleep_time,submit_time\n"
+                        "1,VggnetModel256,10,0,0,0\n2,VggnetModel256,20,1,5,5\n")
+    a, b = load_trace(ordered), load_trace(shuffled)
+    assert a.service.tolist() == b.service.tolist() == [10.0, 20.0]
+    assert a.demand.tolist() == b.demand.tolist() == [1, 2]
+    assert a.submit_us.tolist() == b.submit_us.tolist()
+    missing = tmp_path / "missing.csv"
+    missing.write_text("app_id,submit_time,runtime,num_jobs,sleep_time\n0,0,10,1,0\n")
+    with pytest.raises(TraceError, match=r"missing.csv: line 1: header .* lacks column\(s\) service"):
+        load_trace(missing)
+
+
+def test_trace_gzip_errors_are_trace_errors(tmp_path):
+    import gzip
+
+    not_gzip = tmp_path / "t.csv.gz"
+    not_gzip.write_text("app_id,submit_time,service,num_jobs,sleep_time\n0,0,10,1,0\n")
+    with pytest.raises(TraceError, match=r"t.csv.gz: cannot be read as gzip"):
+        load_trace(not_gzip)
+    body = ("app_id,submit_time,service,num_jobs,sleep_time\n" +
+            "".join(f"{i},{i},10,1,{min(i, 1)}\n" for i in range(2000))).encode()
+    truncated = tmp_path / "cut.csv.gz"
+    truncated.write_bytes(gzip.compress(body)[:-300])
+    with pytest.raises(TraceError, match=r"cut.csv.gz: cannot be read as gzip.*truncated"):
+        load_trace(truncated)
 
 
 def test_wfq_configs_load_and_validate(tmp_path):
@@ -116,3 +149,29 @@ def test_heuristic_reproduces_pareto_search_configs():
         c = heuristic_config(w.service, r.T_cov, r.W_decay, r.clip_demand_factor, r.delta)
         assert c.thresholds == tuple(float(x) for x in json.loads(r.class_thresholds))
         assert c.rates == tuple(Fraction(x) for x in json.loads(r.class_rates))
+
+
+@pytest.mark.parametrize("doc, match", [
+    ({"foo": 1}, r"c.json: WFQ config 'foo': expected an object"),
+    ([1, 2, 3], r"c.json: expected a JSON object .* got a list"),
+    ({"class_thresholds": ["inf"], "class_rates": "1"}, r"field 'class_rates' must be a list"),
+    ({"class_thresholds": [5, "inf"], "class_rates": ["3/2", "-1/2"]}, r"'class_rates' must be >= 0; entry 1 = -1/2$"),
+    ({"class_thresholds": ["inf"], "class_rates": ["1"], "clip_demand_factor": -3},
+     r"'clip_demand_factor' \(zeta_min\) = -3.0: expected a number in \[0, 1\]"),
+    ({"class_thresholds": ["inf"], "class_rates": ["1"], "delta": 7}, r"'delta' = 7.0: expected a number in \(0, 1\]"),
+    ({"class_thresholds": ["inf"], "class_rates": ["1"], "delta": [1]}, r"field 'delta' must be a number"),
+])
+def test_bad_wfq_configs_name_file_and_field(tmp_path, doc, match):
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(doc))
+    with pytest.raises(ConfigError, match=match):
+        load_config(p)
+
+
+def test_every_stored_wfq_config_is_valid():
+    from schedlab import data
+    from schedlab.pcs.configs import HISTORY_ENTRY, load_configs
+
+    assert len(load_configs()) >= 40
+    for e in json.loads(Path(data.require(HISTORY_ENTRY)).read_text()):
+        WFQConfig.from_dict(e, e["path"])

@@ -91,31 +91,73 @@ def _full_snapshot_prediction(w: S.World, t_us: int, target: int, policy):
     """Independent slow predictor: deep-copy the whole world and run every job to the end."""
     world = copy.deepcopy(w)
     world.rem[:] = w.est_rem
-    if getattr(policy, "replay_size", "estimate") == "estimate":
+    if policy.replay_size == "estimate":
         world.service[:] = w.est_service  # else the true size stays (LAS default)
     world.last_us = t_us
-    t_end, j = S._next_end(world, t_us)
+    t_end, j = S.next_end(world, t_us)
     while j >= 0:
-        S._progress(world, t_end, None)
-        S._finish(world, j, t_end)
-        S._apply_allocation(world, t_end, policy)
-        t_end, j = S._next_end(world, t_end)
+        S.advance(world, t_end, None)
+        S.finish(world, j, t_end)
+        S.apply_allocation(world, t_end, policy)
+        t_end, j = S.next_end(world, t_end)
     return int(world.start_us[target]), int(world.end_us[target])
 
 
 @pytest.mark.parametrize("name", ["SRSF", "PCS_jct", "LAS"])
-def test_early_stopping_replay_equals_full_snapshot(name, monkeypatch):
+def test_early_stopping_replay_equals_full_snapshot(name):
     calls = []
-    orig = S.replay
 
     def checked(w, t_us, target, policy):
-        got = orig(w, t_us, target, policy)
+        got = S.replay(w, t_us, target, policy)
         calls.append(got == _full_snapshot_prediction(w, t_us, target, policy))
         return got
 
-    monkeypatch.setattr(S, "replay", checked)
-    simulate(trace_0e4a51(60), _policy(name), 16, predict=True, engine="reference")
+    plain = simulate(trace_0e4a51(60), _policy(name), 16, predict=True, engine="reference")
+    hooked = simulate(trace_0e4a51(60), _policy(name), 16, predict=True, engine="reference",
+                      hooks=S.Hooks(replay=checked))
     assert len(calls) == 60 and all(calls)
+    pd.testing.assert_frame_equal(hooked, plain, check_exact=True)
+
+
+def test_next_end_hook_reaches_main_loop_and_default_replay():
+    w = trace_0e4a51(40)
+    calls = {"n": 0}
+
+    def counted(world, t_us):
+        calls["n"] += 1
+        return S.next_end(world, t_us)
+
+    plain = simulate(w, make_policy("SRSF"), 16, predict=True, engine="reference")
+    hooked = simulate(w, make_policy("SRSF"), 16, predict=True, engine="reference",
+                      hooks=S.Hooks(next_end=counted))
+    pd.testing.assert_frame_equal(hooked, plain, check_exact=True)
+    assert calls["n"] > 2 * len(w)  # every main-loop event and every replay event
+    with pytest.raises(ValueError, match="engine='reference'"):
+        simulate(w, make_policy("SRSF"), 16, hooks=S.Hooks(next_end=counted))
+
+
+def test_policy_without_kernel_names_itself():
+    from schedlab.pcs.policies import NoKernelError, Policy
+
+    class Custom(Policy):
+        name = "MyRule"
+
+        def allocate(self, w):
+            return np.ones(len(w.active))
+
+    w = Workload.from_arrays(submit_s=[0], service=[4.0], demand=[1])
+    with pytest.raises(NoKernelError, match="policy 'MyRule' .* engine='reference'"):
+        simulate(w, Custom(), 1)
+    assert simulate(w, Custom(), 1, engine="reference").end_time.tolist() == [4.0]
+    with pytest.raises(TypeError, match="not a schedlab.pcs.policies.Policy"):
+        simulate(w, object(), 1)
+
+
+@pytest.mark.parametrize("name", ["FIFO", "SRSF", "LAS", "FS", "AFS", "PCS", "THEMIS"])
+def test_every_library_policy_has_a_kernel(name):
+    from schedlab.pcs import _engine as E
+
+    assert make_policy(name).kernel().code in E.CODES
 
 
 def test_exact_class_allocation_equals_fraction_rounds():

@@ -86,12 +86,11 @@ def _mismatch(e: Entry, origin: str, expected: str, actual: str) -> ChecksumMism
 
 def _from_mirror(e: Entry, mirror: Path, dest: Path) -> None:
     src = mirror / e.path
-    with open(src, "rb") as fin, atomic_path(dest) as tmp:
+    with open(src, "rb") as fin, atomic_path(dest, mode=READ_ONLY) as tmp:
         with open(tmp, "wb") as fout:
             digest = _copy_hashing(fin, fout, e.size, e.name)
         if digest != e.sha256:
             raise _mismatch(e, str(src), e.sha256, digest)
-        _make_read_only(tmp)
 
 
 def _default_opener(url: str) -> BinaryIO:
@@ -99,7 +98,7 @@ def _default_opener(url: str) -> BinaryIO:
 
 
 def _from_url(e: Entry, url: str, dest: Path, opener: Opener) -> None:
-    with opener(url) as resp, atomic_path(dest) as tmp:
+    with opener(url) as resp, atomic_path(dest, mode=READ_ONLY) as tmp:
         if e.url_content == "uncompressed":
             # the mirror keeps a gzip of what the URL serves: verify the served bytes, then
             # gzip them deterministically (mtime 0, no file name)
@@ -119,11 +118,10 @@ def _from_url(e: Entry, url: str, dest: Path, opener: Opener) -> None:
                 digest = _copy_hashing(resp, fout, e.size, e.name)
             if digest != e.sha256:
                 raise _mismatch(e, url, e.sha256, digest)
-        _make_read_only(tmp)
 
 
-def _make_read_only(path: Path) -> None:
-    path.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+#: raw copies are read-only (r--r--r-- less the umask): raw data is never modified
+READ_ONLY = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
 
 
 def _offline() -> bool:

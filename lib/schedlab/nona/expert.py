@@ -36,8 +36,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from schedlab.nona.schedulers import TableScheduler, segments, split_option, together_option
+# the scoring runs place jobs with Nona's TableScheduler; neither schedulers nor tables imports this
+# module back (the experiment driver, schedlab.nona.experiments, does)
+from schedlab.nona.schedulers import TableScheduler
 from schedlab.nona.sim import simulate
+from schedlab.nona.tables import segments, split_option, together_option
 
 DEFAULT_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 

@@ -34,6 +34,7 @@ True
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -56,10 +57,14 @@ class GraphFormatError(ValueError):
 
 
 def _number(text: str, source: str, lineno: int, key: str) -> float:
+    """A time (ms) or size (bytes): a finite number >= 0."""
     try:
-        return float(text)
+        x = float(text)
     except ValueError:
         raise GraphFormatError(source, lineno, f"{key} must be a number, got {text!r}") from None
+    if not (math.isfinite(x) and x >= 0):
+        raise GraphFormatError(source, lineno, f"{key} must be a finite number >= 0, got {text!r}")
+    return x
 
 
 def _parse_metadata(text: str, source: str, lineno: int) -> dict:
@@ -130,6 +135,9 @@ def parse_graph(text: str, source: str = "<string>") -> nx.DiGraph:
         if g.has_edge(a, b):
             raise GraphFormatError(source, lineno, f"duplicate edge {a} -> {b}")
         g.add_edge(a, b, order=order, line=lineno)
+    if g.number_of_nodes() == 0:
+        raise GraphFormatError(source, None, "no nodes: an empty profile (expected node lines "
+                               "'nodeN -- <description> -- forward_compute_time=..., ...')")
     try:
         cycle = nx.find_cycle(g)
     except nx.NetworkXNoCycle:

@@ -1,10 +1,19 @@
-"""Pictures of DAGs before and after contraction (in the spirit of Nona's Fig. 2a)."""
+"""Pictures of DAGs before and after contraction (in the spirit of Nona's Fig. 2a), and the
+schemes' labels, colours and markers in the figure notebooks."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import networkx as nx
+
+#: scheme -> (label, matplotlib colour, marker), the same in every Nona figure
+SCHEME_STYLE = {
+    "nona": ("Nona", "C0", "o"), "nona_star": ("Nona*", "C9", "v"), "expert": ("Expert", "k", "s"),
+    "spark_fair": ("Spark fair", "C1", "^"), "opportunistic": ("Opportunistic", "C2", "D"),
+    "random": ("Random", "C3", "x"), "decima": ("Decima (public TPC-H-trained weights)", "C4", "P"),
+    "decima_retrained": ("Decima (retrained in our simulator)", "C6", "*"),
+}
 
 
 def layered_layout(g: nx.DiGraph) -> dict[Any, tuple[float, float]]:

@@ -3,11 +3,13 @@
 :mod:`schedlab.pcs.sim` is the readable reference (one ``heapq``, numpy arrays, policy
 objects). This module runs the identical arithmetic in compiled loops: per-job state lives in
 two 2-D arrays (floats ``F`` and ints ``I``, one row per field), the active list is an int
-array in the authors' order, and policies are selected by a code. Because arrivals are
-pre-sorted and only one completion is ever live, the event queue is the merge of an arrival
-pointer with that single completion candidate (completion first at equal times) — the same
-order the reference heap produces. Tests check both engines against each other and against
-the authors' per-job files.
+array in the authors' order, and policies are selected by a code: each policy hands its code,
+parameters and variant flags over in one :class:`~schedlab.pcs.policies.KernelSpec`
+(``Policy.kernel()``), which :func:`schedlab.pcs.sim.simulate` passes to :func:`run` as
+plain arguments. Because arrivals are pre-sorted and only one completion is ever live, the
+event queue is the merge of an arrival pointer with that single completion candidate
+(completion first at equal times) — the same order the reference heap produces. Tests check
+both engines against each other and against the authors' per-job files.
 
 WFQ's class-level water-filling runs in exact fractions in Python (:func:`wfq_class_alloc`),
 memoised per class-demand vector in a typed dict (hash key, verified on lookup, so any number
@@ -37,10 +39,9 @@ SUBMITTED, ACTIVE, QUEUED, PREEMPTED, END = 1, 2, 3, 4, 5
 INF = np.iinfo(np.int64).max
 NEVER_S = 2.0e11
 FIFO, SRSF, LAS, FS, AFS, WFQ, THEMIS = range(7)
-CODES = {"FIFO": FIFO, "SRSF": SRSF, "LAS": LAS, "FS": FS, "AFS": AFS, "PCS": WFQ,
+#: :attr:`schedlab.pcs.policies.KernelSpec.code` -> the compiled loop's policy code
+CODES = {"FIFO": FIFO, "SRSF": SRSF, "LAS": LAS, "FS": FS, "AFS": AFS, "WFQ": WFQ,
          "THEMIS": THEMIS}
-# Themis variant bits, passed in rates_num[0] (unused by Themis otherwise)
-THEMIS_SPEEDUP, THEMIS_REPLAY_ESTIMATED_SIZE, THEMIS_REPLAY_LEASES = 1, 2, 4
 
 
 def wfq_class_alloc(class_demand, rates_num, rates_den, gpus) -> np.ndarray:
@@ -407,9 +408,8 @@ def _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out
 
 
 @njit(cache=True)
-def _themis_keys(t, act, pool, lo, m, residual, F, I, rows, gpus, opts, keys):
+def _themis_keys(t, act, pool, lo, m, residual, F, I, rows, gpus, speedup, keys):
     # rho = t_shared / t_ideal of each pooled job if it got min(left, demand) GPUs
-    speedup = (opts & THEMIS_SPEEDUP) != 0
     for q in range(lo, m):
         i = act[pool[q]]
         ma = min(residual, I[DEM, i])
@@ -445,13 +445,12 @@ def _themis_sort(act, pool, lo, m, I, keys, sufmax):
 
 
 @njit(cache=True)
-def _themis(t, act, n, F, I, rows, gpus, opts, out):
+def _themis(t, act, n, F, I, rows, gpus, speedup, out):
     """The authors' greedy: re-sort by rho after every hand-out, take the top.
 
-    ``opts`` holds the variant bits (see :class:`schedlab.pcs.policies.Themis`):
-    :data:`THEMIS_SPEEDUP` values time through the job's speedup table (the version behind
-    the paper's Fig. 7; without it ``remaining / GPUs``, the public code of 2024), and the
-    two replay bits are read by :func:`_replay`.
+    ``speedup`` (see :class:`schedlab.pcs.policies.Themis`) values time through the job's
+    speedup table (the version behind the paper's Fig. 7); without it ``remaining / GPUs``,
+    the public code of 2024. The replay variants are arguments of :func:`_replay`.
 
     A job's rho only changes when ``min(left, demand)`` does, i.e. when some remaining
     demand exceeds what is left; otherwise the stable re-sort of an already sorted pool is
@@ -465,7 +464,7 @@ def _themis(t, act, n, F, I, rows, gpus, opts, out):
     pool = np.arange(n)
     keys = np.empty(n)
     sufmax = np.zeros(n, dtype=np.int64)
-    _themis_keys(t, act, pool, 0, n, residual, F, I, rows, gpus, opts, keys)
+    _themis_keys(t, act, pool, 0, n, residual, F, I, rows, gpus, speedup, keys)
     _themis_sort(act, pool, 0, n, I, keys, sufmax)
     p = 0
     while residual > 0:
@@ -475,13 +474,13 @@ def _themis(t, act, n, F, I, rows, gpus, opts, out):
         residual -= a
         p += 1
         if residual > 0 and p < n and sufmax[p] > residual:
-            _themis_keys(t, act, pool, p, n, residual, F, I, rows, gpus, opts, keys)
+            _themis_keys(t, act, pool, p, n, residual, F, I, rows, gpus, speedup, keys)
             _themis_sort(act, pool, p, n, I, keys, sufmax)
 
 
 @njit(cache=True)
-def _allocate(t, pcode, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache,
-              out):
+def _allocate(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
+              cache, out):
     if pcode == FIFO or pcode == SRSF or pcode == LAS:
         keys = np.empty(n)
         for k in range(n):
@@ -509,17 +508,18 @@ def _allocate(t, pcode, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, de
     elif pcode == AFS:
         _afs(act, n, F, I, rows, gpus, out)
     elif pcode == THEMIS:
-        _themis(t, act, n, F, I, rows, gpus, rates_num[0], out)
+        _themis(t, act, n, F, I, rows, gpus, speedup, out)
     else:
         _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out)
 
 
 @njit(cache=True)
-def _apply(t, pcode, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out):
+def _apply(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
+           cache, out):
     if n == 0:
         return
-    _allocate(t, pcode, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache,
-              out)
+    _allocate(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
+              cache, out)
     for k in range(n):
         i = act[k]
         a = min(out[k], float(I[DEM, i]))
@@ -559,9 +559,13 @@ def _running(act, n, F, runi):
 
 
 @njit(cache=True)
-def _replay(t, act, n, F, I, rows, target, pcode, gpus, rates_num, rates_den, zeta, delta,
-            cache, counters, quantum):
-    """Predict (start, end) of ``target`` from the active jobs, no arrivals, estimated sizes."""
+def _snapshot(act, n, F, I, rows, target, true_size):
+    """A predictor replay's compact copy of the active jobs ``act[:n]``.
+
+    Local id ``k`` is the job's position in the active list. Remaining sizes are replaced
+    by their estimates; ``service`` (Themis's ``t_ideal``, LAS's attained service) is the
+    estimate too unless ``true_size``. Returns ``(F2, I2, rows2, local id of target)``.
+    """
     F2 = np.empty((NF, n))
     I2 = np.empty((NI, n), dtype=np.int64)
     # throughputs are only read at 0..demand GPUs: copy that many columns, not the whole
@@ -571,7 +575,6 @@ def _replay(t, act, n, F, I, rows, target, pcode, gpus, rates_num, rates_den, ze
         width = max(width, I[DEM, act[k]] + 1)
     width = min(width, rows.shape[1])
     rows2 = np.empty((n, width))
-    act2 = np.arange(n)
     tgt = -1
     for k in range(n):
         i = act[k]
@@ -582,12 +585,23 @@ def _replay(t, act, n, F, I, rows, target, pcode, gpus, rates_num, rates_den, ze
         rows2[k] = rows[i, :width]
         if i == target:
             tgt = k
-        # the authors' snapshot copies sizes as their estimates (Themis, LAS: only if asked;
-        # both read the bit THEMIS_REPLAY_ESTIMATED_SIZE of rates_num[0])
-        if (pcode != THEMIS and pcode != LAS) or \
-                (rates_num[0] & THEMIS_REPLAY_ESTIMATED_SIZE) != 0:
+        if not true_size:
             F2[SVC, k] = F[ESVC, i]
         F2[REM, k] = F[EREM, i]
+    return F2, I2, rows2, tgt
+
+
+@njit(cache=True)
+def _replay(t, act, n, F, I, rows, target, pcode, speedup, true_size, leases, gpus, rates_num,
+            rates_den, zeta, delta, cache, counters, quantum):
+    """Predict (start, end) of ``target`` from the active jobs, no arrivals, estimated sizes.
+
+    ``true_size``: the replay keeps true sizes in ``service`` (:func:`_snapshot`);
+    ``leases``: with a ``quantum``, lease ticks also fall inside the replay.
+    """
+    # the authors' snapshot copies sizes as their estimates (Themis, LAS: only if asked)
+    F2, I2, rows2, tgt = _snapshot(act, n, F, I, rows, target, true_size)
+    act2 = np.arange(n)
     out = np.zeros(n)
     m = n
     last = t
@@ -616,10 +630,10 @@ def _replay(t, act, n, F, I, rows, target, pcode, gpus, rates_num, rates_den, ze
             m = _remove(act2, m, j)
             if j == tgt:
                 return I2[START, tgt], tt
-        if quantum > 0 and (rates_num[0] & THEMIS_REPLAY_LEASES) != 0:
+        if quantum > 0 and leases:
             tick = tt + quantum if m > 0 else INF
-        _apply(tt, pcode, act2, m, F2, I2, rows2, gpus, rates_num, rates_den, zeta, delta,
-               cache, out)
+        _apply(tt, pcode, speedup, act2, m, F2, I2, rows2, gpus, rates_num, rates_den, zeta,
+               delta, cache, out)
         if quantum > 0:
             t_end, j = _next_end(tt, act2, m, F2, I2, rows2)
         else:
@@ -722,25 +736,7 @@ def _replay_wfq(t, act, n, F, I, rows, target, gpus, rates_num, rates_den, zeta,
     the last member that can change (:func:`_wfq_class_pass`). Long queues (e.g. one class)
     no longer cost a pass over every queued job per event.
     """
-    F2 = np.empty((NF, n))
-    I2 = np.empty((NI, n), dtype=np.int64)
-    width = 1
-    for k in range(n):
-        width = max(width, I[DEM, act[k]] + 1)
-    width = min(width, rows.shape[1])
-    rows2 = np.empty((n, width))
-    tgt = -1
-    for k in range(n):
-        i = act[k]
-        for f in range(NF):
-            F2[f, k] = F[f, i]
-        for f in range(NI):
-            I2[f, k] = I[f, i]
-        rows2[k] = rows[i, :width]
-        if i == target:
-            tgt = k
-        F2[SVC, k] = F[ESVC, i]
-        F2[REM, k] = F[EREM, i]
+    F2, I2, rows2, tgt = _snapshot(act, n, F, I, rows, target, False)
     nc = rates_num.shape[0]
     # members per class in active-list order (local ids are active-list positions)
     cd = np.zeros(nc, dtype=np.int64)
@@ -808,8 +804,17 @@ def _replay_wfq(t, act, n, F, I, rows, target, gpus, rates_num, rates_den, zeta,
 
 @njit(cache=True)
 def run(F, I, rows, pcode, gpus, predict, use_err, thresholds, rates_num, rates_den, zeta,
-        delta, cache, est_start, est_end, counters, quantum):
-    """The main loop. Returns 0 on success, -1 if some job never finishes."""
+        delta, cache, est_start, est_end, counters, quantum, speedup, replay_true_size,
+        replay_leases):
+    """The main loop. Returns 0 on success, -1 if some job never finishes, -2 if a job
+    completes with work left, -3 if a prediction never completes.
+
+    ``pcode``: one of :data:`CODES`; ``thresholds``, ``rates_num``/``rates_den`` (WFQ class
+    weights; ``rates_den[0] == 0`` marks integer weights, :func:`integer_weights`),
+    ``zeta``, ``delta``: WFQ's parameters; ``quantum``: lease tick (us, 0: none);
+    ``speedup``, ``replay_true_size``, ``replay_leases``: the Themis/LAS variant flags of
+    :class:`schedlab.pcs.policies.KernelSpec`.
+    """
     N = F.shape[1]
     act = np.empty(N, dtype=np.int64)
     out = np.zeros(N)
@@ -869,8 +874,8 @@ def run(F, I, rows, pcode, gpus, predict, use_err, thresholds, rates_num, rates_
             n = _remove(act, n, i)
         if quantum > 0:
             tick = t + quantum if n > 0 else INF
-        _apply(t, pcode, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache,
-               out)
+        _apply(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
+               cache, out)
         cand_t, cand = _next_end(t, act, n, F, I, rows)
         if cand >= 0 and cand_t == INF:
             cand = -1
@@ -881,8 +886,9 @@ def run(F, I, rows, pcode, gpus, predict, use_err, thresholds, rates_num, rates_
                 s0, e0 = _replay_wfq(t, act, n, F, I, rows, i, gpus, rates_num, rates_den,
                                      zeta, delta, cache, counters)
             else:
-                s0, e0 = _replay(t, act, n, F, I, rows, i, pcode, gpus, rates_num,
-                                 rates_den, zeta, delta, cache, counters, quantum)
+                s0, e0 = _replay(t, act, n, F, I, rows, i, pcode, speedup, replay_true_size,
+                                 replay_leases, gpus, rates_num, rates_den, zeta, delta,
+                                 cache, counters, quantum)
             est_start[i] = s0
             est_end[i] = e0
             if e0 == -1:

@@ -53,16 +53,22 @@ class WFQConfig:
             if not thr[i] > thr[i - 1]:
                 raise ConfigError(f"{where}: 'class_thresholds' must be strictly increasing; "
                                   f"entry {i} = {thr[i]} <= entry {i - 1} = {thr[i - 1]}")
-        if any(r < 0 for r in self.rates):
-            raise ConfigError(f"{where}: 'class_rates' must be >= 0, got {self.rates}")
+        neg = [i for i, r in enumerate(self.rates) if r < 0]
+        if neg:
+            raise ConfigError(f"{where}: 'class_rates' must be >= 0; entry {neg[0]} = "
+                              f"{Fraction(self.rates[neg[0]])}")
         total = sum(Fraction(r) for r in self.rates)
         # the authors assert math.isclose(float(sum), 1.0)
         if not math.isclose(float(total), 1.0):
             raise ConfigError(f"{where}: 'class_rates' must sum to 1, they sum to "
                               f"{float(total)!r}")
-        if not np.isfinite(self.zeta_min) or not np.isfinite(self.delta) or self.delta <= 0:
-            raise ConfigError(f"{where}: 'clip_demand_factor' must be finite and 'delta' > 0; "
-                              f"got {self.zeta_min}, {self.delta}")
+        # zeta(n) = demand_min / (n demand_n) lies in (0, 1], so a cap threshold outside [0, 1]
+        # means nothing; delta is the step by which zeta_min is relaxed (search space 0.01-0.9)
+        if not 0.0 <= self.zeta_min <= 1.0:
+            raise ConfigError(f"{where}: 'clip_demand_factor' (zeta_min) = {self.zeta_min}: "
+                              "expected a number in [0, 1]")
+        if not 0.0 < self.delta <= 1.0:
+            raise ConfigError(f"{where}: 'delta' = {self.delta}: expected a number in (0, 1]")
 
     @property
     def num_classes(self) -> int:
@@ -77,20 +83,35 @@ class WFQConfig:
     @classmethod
     def from_dict(cls, d: dict, name: str = "wfq") -> "WFQConfig":
         """From the JSON form (``class_thresholds`` with ``"inf"``, rates as ``"a/b"``)."""
+        if not isinstance(d, dict):
+            raise ConfigError(f"WFQ config {name!r}: expected an object with 'class_thresholds' and "
+                              f"'class_rates', got {type(d).__name__} {d!r:.60}")
         for key in ("class_thresholds", "class_rates"):
             if key not in d:
                 raise ConfigError(f"WFQ config {name!r}: missing field {key!r}")
+        for key in ("class_thresholds", "class_rates"):
+            if not isinstance(d[key], list):
+                raise ConfigError(f"WFQ config {name!r}: field {key!r} must be a list, got {d[key]!r:.60}")
         try:
             thr = tuple(float(t) for t in d["class_thresholds"])
             rates = tuple(Fraction(str(r)) for r in d["class_rates"])
         except (TypeError, ValueError, ZeroDivisionError) as e:
             raise ConfigError(f"WFQ config {name!r}: bad 'class_thresholds'/'class_rates': "
                               f"{e}") from None
-        if "num_classes" in d and int(d["num_classes"]) != len(thr):
+        scalars = {}
+        # null reads as absent (older authors' configs have no demand-cap fields): their defaults
+        for key, default in (("num_classes", None), ("clip_demand_factor", 0.01), ("delta", 0.1)):
+            v = default if d.get(key) is None else d[key]
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, str))):
+                raise ConfigError(f"WFQ config {name!r}: field {key!r} must be a number, got {v!r:.60}")
+            try:
+                scalars[key] = None if v is None else float(v)
+            except ValueError:
+                raise ConfigError(f"WFQ config {name!r}: field {key!r} must be a number, got {v!r:.60}") from None
+        if scalars["num_classes"] is not None and scalars["num_classes"] != len(thr):
             raise ConfigError(f"WFQ config {name!r}: 'num_classes' = {d['num_classes']} but "
                               f"{len(thr)} thresholds")
-        return cls(thr, rates, float(d.get("clip_demand_factor", 0.01)),
-                   float(d.get("delta", 0.1)), name)
+        return cls(thr, rates, scalars["clip_demand_factor"], scalars["delta"], name)
 
     def to_dict(self) -> dict:
         """JSON-serialisable form (inverse of :meth:`from_dict`)."""
@@ -107,12 +128,18 @@ def load_configs(path: str | Path | None = None) -> dict[str, WFQConfig]:
 
         path = data.require(CONFIG_ENTRY)
     try:
-        raw = json.loads(Path(path).read_text())
-    except json.JSONDecodeError as e:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: not valid JSON: {e}") from None
-    if "class_thresholds" in raw:  # a single configuration
-        return {Path(path).stem: WFQConfig.from_dict(raw, Path(path).stem)}
-    return {k: WFQConfig.from_dict(v, k) for k, v in raw.items()}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a JSON object (one configuration with 'class_thresholds' "
+                          f"and 'class_rates', or configurations by name), got a {type(raw).__name__}")
+    try:
+        if "class_thresholds" in raw:  # a single configuration
+            return {Path(path).stem: WFQConfig.from_dict(raw, Path(path).stem)}
+        return {k: WFQConfig.from_dict(v, k) for k, v in raw.items()}
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None
 
 
 def load_config(path_or_name: str | Path) -> WFQConfig:

@@ -1,21 +1,47 @@
 """Experiment helpers behind the PCS notebooks (each figure = a few calls of these).
 
+Independent simulations (Fig. 7's traces x policies, the exactness runs, Fig. 9's timing
+grid) go through :class:`schedlab.parallel.Executor`: every function taking ``executor``
+accepts an executor, a number of local worker processes, a Dask scheduler address or client,
+or ``None`` (``$SCHEDLAB_WORKERS`` / all cores), see :func:`schedlab.parallel.resolve`. Each
+task is a module-level function that builds its own policy, so results are identical on
+every backend and rows come back in the serial order.
+
 Examples
 --------
 >>> sorted(policy_set(["FIFO", "Tiresias"]))
 ['FIFO', 'Tiresias']
+>>> fig7_labels("2869ce", ["AFS", "PCS-JCT", "Themis"])  # no stored PCS config for 2869ce
+['AFS', 'Themis']
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+import time
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from schedlab import parallel
 from schedlab.pcs import metrics
 from schedlab.pcs.policies import make_policy
 from schedlab.pcs.sim import simulate
+from schedlab.pcs.workload import Workload
+
+Executorish = parallel.Executor | int | str | None
+
+
+@contextmanager
+def _executor(executor: Any) -> Iterator[parallel.Executor]:
+    """:func:`schedlab.parallel.resolve`, closing what it opened."""
+    ex, own = parallel.resolve(executor)
+    try:
+        yield ex
+    finally:
+        if own:
+            ex.close()
 
 #: paper label -> our policy name
 LABELS = {"FIFO": "FIFO", "Tiresias": "SRSF", "SRSF": "SRSF", "LAS": "LAS", "Max-Min": "FS",
@@ -70,16 +96,73 @@ def policy_set(labels: Iterable[str], workload: str | None = None,
     return out
 
 
-def run_many(workload, policies: Mapping, gpus: int, *, predict: bool = True,
-             p_error: float | None = None, seed: int = 0) -> dict[str, pd.DataFrame]:
-    """Simulate ``workload`` under each policy; per-job frames by label."""
-    from tqdm import tqdm
+def _simulate_policy(policy, workload: Workload, gpus: int, predict: bool,
+                     p_error: float | None, seed: int) -> pd.DataFrame:
+    """One simulation of :func:`run_many` (an executor task)."""
+    return simulate(workload, policy, gpus, predict=predict, p_error=p_error,
+                    rng=np.random.default_rng(seed))
 
-    runs = {}
-    for lab, pol in tqdm(list(policies.items()), desc=workload.name, leave=False):
-        runs[lab] = simulate(workload, pol, gpus, predict=predict, p_error=p_error,
-                             rng=np.random.default_rng(seed))
-    return runs
+
+def run_many(workload, policies: Mapping, gpus: int, *, predict: bool = True,
+             p_error: float | None = None, seed: int = 0,
+             executor: Executorish = 1) -> dict[str, pd.DataFrame]:
+    """Simulate ``workload`` under each policy; per-job frames by label.
+
+    Each simulation draws its size errors from ``default_rng(seed)``. ``executor``: where
+    the simulations run (default 1: in this process; see the module docstring).
+    """
+    with _executor(executor) as ex:
+        frames = ex.map(_simulate_policy, list(policies.values()), workload, gpus, predict,
+                        p_error, seed, desc=workload.name)
+    return dict(zip(policies, frames))
+
+
+def simulate_label(task: tuple[Workload, str | None, str], gpus: int, *, predict: bool = True,
+                   p_error: float | None = None, seed: int = 0,
+                   themis_lease_s: float | None = None) -> pd.DataFrame:
+    """One simulation of ``(workload, workload key, paper label)``: an executor task.
+
+    The policy is built here (:func:`policy_set`), as :func:`run_many` would use it; the
+    size-error draws come from ``default_rng(seed)`` as there.
+    """
+    workload, key, label = task
+    policy = policy_set([label], key, themis_lease_s)[label]
+    return simulate(workload, policy, gpus, predict=predict, p_error=p_error,
+                    rng=np.random.default_rng(seed))
+
+
+def fig7_config_key(trace: str) -> str:
+    """The PCS config key of a Fig. 7 trace (0e4a51: the versions behind the paper's Fig. 7)."""
+    return "fig7_0e4a51" if trace == "0e4a51" else trace
+
+
+def fig7_labels(trace: str, policies: Sequence[str]) -> list[str]:
+    """``policies`` without the PCS labels that have no stored config for ``trace``."""
+    labels = []
+    for p in policies:
+        if p.startswith("PCS"):
+            try:
+                pcs_config(p, fig7_config_key(trace))
+            except ValueError:  # no stored PCS config for this trace (2869ce)
+                continue
+        labels.append(p)
+    return labels
+
+
+def fig7_table(workloads: Mapping[str, Workload], policies: Sequence[str], gpus: int,
+               executor: Executorish = None) -> pd.DataFrame:
+    """Fig. 7: :func:`~schedlab.pcs.metrics.fig7_aggregate` per trace (``{trace: workload}``),
+    one executor task per (trace, policy) simulation, predictions on; rows by trace, then
+    policy, in the given orders."""
+    keys = [(tr, lab) for tr in workloads for lab in fig7_labels(tr, policies)]
+    tasks = [(workloads[tr], fig7_config_key(tr), lab) for tr, lab in keys]
+    with _executor(executor) as ex:
+        frames = ex.map(simulate_label, tasks, gpus, desc="Fig. 7 traces x policies")
+    rows = []
+    for tr, w in workloads.items():
+        runs = {lab: df for (t, lab), df in zip(keys, frames) if t == tr}
+        rows.append(metrics.fig7_aggregate(runs).assign(trace=tr, jobs=len(w)))
+    return pd.concat(rows, ignore_index=True)
 
 
 def toy_table(runs: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
@@ -92,44 +175,67 @@ def toy_table(runs: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def exactness_table(gpus: int = 64) -> pd.DataFrame:
-    """Every deterministic authors' run vs ours: per column, jobs off by > 1e-6 rel."""
-    from schedlab.pcs.artifacts import RUNS, compare, load_run, run_config, trace_0e4a51
+def _artifact_run(name: str, gpus: int) -> list[dict]:
+    """Our run of the authors' artifact run ``name`` against theirs (an executor task)."""
+    from schedlab.pcs.artifacts import compare, load_run, run_config, trace_0e4a51
 
-    w = trace_0e4a51(1001)
-    rows = []
-    for name in RUNS:
-        pol = make_policy("PCS", run_config(name)) if name.startswith("PCS") else \
-            make_policy(name)
-        ours = simulate(w, pol, gpus, predict=True)
-        for col, a in compare(ours, load_run(name)).items():
-            rows.append({"run": name, "column": col, "jobs": a.n, "jobs_off": a.n_bad,
-                         "max_rel_diff": a.max_rel})
-    return pd.DataFrame(rows)
+    pol = make_policy("PCS", run_config(name)) if name.startswith("PCS") else \
+        make_policy(name)
+    ours = simulate(trace_0e4a51(1001), pol, gpus, predict=True)
+    return [{"run": name, "column": col, "jobs": a.n, "jobs_off": a.n_bad,
+             "max_rel_diff": a.max_rel} for col, a in compare(ours, load_run(name)).items()]
+
+
+def exactness_table(gpus: int = 64, executor: Executorish = None) -> pd.DataFrame:
+    """Every deterministic authors' run vs ours: per column, jobs off by > 1e-6 rel."""
+    from schedlab.pcs.artifacts import RUNS
+
+    with _executor(executor) as ex:
+        parts = ex.map(_artifact_run, list(RUNS), gpus, desc="authors' runs")
+    return pd.DataFrame([row for part in parts for row in part])
 
 
 W3_RUN = "pcs/artifact_runs/workload3_gavel_load1.2_5seeds/{}_64_1.2_gavel-contsingle_{}.csv.gz"
 
 
-def themis_exactness_table(seeds: Iterable[int], gpus: int = 64) -> pd.DataFrame:
+def authors_w3_runs(seeds: Iterable[int]) -> dict[str, dict[int, pd.DataFrame]]:
+    """The authors' workload-3 per-job files (their runs behind Fig. 8), ``{label: {seed:
+    frame}}`` in :func:`~schedlab.pcs.metrics.fig8_aggregate`'s order; their ``MCS`` runs
+    0/1/2 are PCS-pred/bal/JCT."""
+    from schedlab.pcs.artifacts import load_run
+
+    seeds = list(seeds)
+    runs = {p: {s: load_run(W3_RUN.format(p, s)) for s in seeds}
+            for p in ["AFS", "SRSF", "THEMIS", "FIFO", "FS"]}
+    for k, label in [(0, "PCS-pred"), (1, "PCS-bal"), (2, "PCS-JCT")]:
+        runs[label] = {s: load_run(W3_RUN.format("MCS", f"{s}_{k}")) for s in seeds}
+    return runs
+
+
+def _themis_w3_run(seed: int, gpus: int) -> list[dict]:
+    """Our Themis on the authors' workload-3 seed ``seed`` against theirs (an executor task)."""
+    from schedlab.pcs.artifacts import compare, load_run
+    from schedlab.pcs.generators import authors_rng, generate
+    from schedlab.pcs.policies import Themis
+
+    w = generate("gavel", 3000, authors_rng(seed), load=1.2, gpus=gpus)
+    ours = simulate(w, Themis.fig8_runs(600.0), gpus, predict=True)
+    return [{"run": f"THEMIS gavel seed {seed}", "column": col, "jobs": a.n,
+             "jobs_off": a.n_bad, "max_rel_diff": a.max_rel}
+            for col, a in compare(ours, load_run(W3_RUN.format("THEMIS", seed))).items()]
+
+
+def themis_exactness_table(seeds: Iterable[int], gpus: int = 64,
+                           executor: Executorish = None) -> pd.DataFrame:
     """Our Themis against the authors' workload-3 THEMIS files (the runs behind Fig. 8).
 
     The workload is regenerated exactly (``generate("gavel", 3000, authors_rng(seed),
     load=1.2)``), lease 600 s, predictions on. One row per seed and column: jobs off by
     more than 1e-6 relative.
     """
-    from schedlab.pcs.artifacts import compare, load_run
-    from schedlab.pcs.generators import authors_rng, generate
-    from schedlab.pcs.policies import Themis
-
-    rows = []
-    for seed in seeds:
-        w = generate("gavel", 3000, authors_rng(seed), load=1.2, gpus=gpus)
-        ours = simulate(w, Themis.fig8_runs(600.0), gpus, predict=True)
-        for col, a in compare(ours, load_run(W3_RUN.format("THEMIS", seed))).items():
-            rows.append({"run": f"THEMIS gavel seed {seed}", "column": col, "jobs": a.n,
-                         "jobs_off": a.n_bad, "max_rel_diff": a.max_rel})
-    return pd.DataFrame(rows)
+    with _executor(executor) as ex:
+        parts = ex.map(_themis_w3_run, list(seeds), gpus, desc="Themis workload-3 seeds")
+    return pd.DataFrame([row for part in parts for row in part])
 
 
 #: Themis variants compared on Fig. 7 (see :class:`~schedlab.pcs.policies.Themis`)
@@ -143,19 +249,167 @@ THEMIS_VARIANTS = {
 }
 
 
-def themis_variants_fig7(workloads: Mapping[str, object], gpus: int = 64) -> pd.DataFrame:
-    """Themis variants on workload-2 traces (``{trace: workload}``): normalised avg JCT (by
-    AFS) and avg / p99 Pred_err, p99 with numpy's ``linear`` percentile as Fig. 7."""
+def _themis_variant_run(task: tuple[Workload, str | None], gpus: int) -> pd.DataFrame:
+    """AFS without predictions (``variant None``) or a Themis variant (an executor task)."""
     from schedlab.pcs.policies import Themis
 
+    workload, variant = task
+    if variant is None:
+        return simulate(workload, make_policy("AFS"), gpus)
+    return simulate(workload, Themis(600.0, **THEMIS_VARIANTS[variant]), gpus, predict=True)
+
+
+def themis_variants_fig7(workloads: Mapping[str, Workload], gpus: int = 64,
+                         executor: Executorish = None) -> pd.DataFrame:
+    """Themis variants on workload-2 traces (``{trace: workload}``): normalised avg JCT (by
+    AFS) and avg / p99 Pred_err, p99 with numpy's ``linear`` percentile as Fig. 7."""
+    variants = [None, *THEMIS_VARIANTS]
+    tasks = [(w, v) for w in workloads.values() for v in variants]
+    with _executor(executor) as ex:
+        frames = iter(ex.map(_themis_variant_run, tasks, gpus, desc="Themis variants"))
     rows = []
-    for trace, workload in workloads.items():
-        afs = float(metrics.jct(simulate(workload, make_policy("AFS"), gpus)).mean())
-        for label, kw in THEMIS_VARIANTS.items():
-            df = simulate(workload, Themis(600.0, **kw), gpus, predict=True)
+    for trace in workloads:
+        afs = float(metrics.jct(next(frames)).mean())
+        for label in THEMIS_VARIANTS:
+            df = next(frames)
             e = metrics.pred_error(df)
             rows.append({"trace": trace, "variant": label,
                          "norm_avg_jct": float(metrics.jct(df).mean()) / afs,
                          "avg_pred_error": float(e.mean()),
                          "p99_pred_error": metrics.percentile(e, 99, method="linear")})
     return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- Fig. 9, 10c
+
+
+def fig9_workload(full: Workload, jobs: int, gpus: int) -> Workload:
+    """The first ``jobs`` jobs of ``full`` with arrivals scaled by ``64 / gpus`` (the trace's
+    load on 64 GPUs carried to ``gpus``)."""
+    from schedlab.pcs.pareto import scale_arrivals
+
+    w = full.head(jobs)
+    return w if gpus == 64 else scale_arrivals(w, 64 / gpus)
+
+
+def _fig9a_point(point: tuple[int, int], full: Workload, config: Sequence[float],
+                 repeats: int) -> list[dict]:
+    """CPU/wall time of ``repeats`` simulations at ``(jobs, gpus)`` (an executor task)."""
+    from schedlab.pcs import sim as S
+    from schedlab.pcs.pareto import HeuristicSpace, wfq_policy
+
+    jobs, gpus = point
+    w = fig9_workload(full, jobs, gpus)
+    cfg = HeuristicSpace.for_workload(w).decode(config)
+    simulate(w.head(20), wfq_policy(cfg), gpus, predict=True)  # compile outside the timing
+    rows = []
+    for r in range(repeats):
+        t0, c0 = time.perf_counter(), time.process_time()
+        simulate(w, wfq_policy(cfg), gpus, predict=True)
+        rows.append({"jobs": jobs, "gpus": gpus, "repeat": r, "classes": cfg.num_classes,
+                     "cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - t0,
+                     "events": sum(S.LAST_EVENT_COUNTS)})
+    return rows
+
+
+def fig9a_timings(full: Workload, sim_jobs: Sequence[int], sim_gpus: Sequence[int],
+                  repeats: int, config: Sequence[float],
+                  executor: Executorish = None) -> pd.DataFrame:
+    """Fig. 9a: time per simulation of the heuristic ``config`` per (jobs, GPUs): mean CPU
+    and wall seconds over ``repeats`` runs (CPU measured in the process that ran them),
+    events per run. One executor task per grid point; the Fig. 9 notebook passes
+    ``executor=1`` so that no other simulation competes for the machine while one is timed."""
+    points = [(j, g) for j in sim_jobs for g in sim_gpus]
+    with _executor(executor) as ex:
+        parts = ex.map(_fig9a_point, points, full, config, repeats, desc="Fig. 9a grid")
+    t9a = pd.DataFrame([row for part in parts for row in part])
+    return t9a.groupby(["jobs", "gpus"]).agg(
+        classes=("classes", "first"), cpu_s=("cpu_s", "mean"), cpu_s_std=("cpu_s", "std"),
+        wall_s=("wall_s", "mean"), events=("events", "mean")).reset_index()
+
+
+def fig9b_searches(full: Workload, grid: Sequence[Sequence[int]], objectives,
+                   executor: Executorish = None) -> pd.DataFrame:
+    """Fig. 9b: one Pareto search (seed 0) per ``(jobs, gpus, budget)`` of ``grid``, its
+    evaluations on the executor; wall seconds, summed evaluation CPU seconds, and the wall
+    time that CPU would take on the executor's workers if they were idle."""
+    from schedlab.pcs.pareto import pareto_search
+
+    rows = []
+    with _executor(executor) as ex:
+        for jobs, gpus, budget in grid:
+            t0 = time.perf_counter()
+            f = pareto_search(fig9_workload(full, jobs, gpus), objectives, budget=budget,
+                              gpus=gpus, rng=np.random.default_rng(0), executor=ex,
+                              progress=False)
+            wall = time.perf_counter() - t0
+            cpu = float(np.nansum(f.eval_cpu_seconds))
+            rows.append({"jobs": jobs, "gpus": gpus, "evaluations": f.n_evaluations,
+                         "front": len(f), "wall_s": wall, "eval_cpu_s": cpu,
+                         "cpu_per_eval_s": cpu / f.n_evaluations, "workers": ex.workers,
+                         "projected_wall_idle_s": cpu / ex.workers})
+    return pd.DataFrame(rows)
+
+
+def fig9c_coverage(workload: Workload, objectives, budgets: Sequence[int],
+                   seeds: Sequence[int], eps: float,
+                   executor: Executorish = None) -> tuple[pd.DataFrame, np.ndarray]:
+    """Fig. 9c: share of the reference front found within each budget, with and without the
+    heuristics (one search per space and seed, the largest budget; smaller budgets read the
+    first evaluations of its archive). The reference front is the non-dominated union of
+    all archives. Returns the table (mean over seeds) and the reference points."""
+    from schedlab.pcs.pareto import archive_front, coverage, nondominated, pareto_search
+
+    cols = [o.label for o in objectives]
+    top = max(budgets)
+    archives = {}
+    with _executor(executor) as ex:
+        for space in ["heuristic", "raw"]:
+            for seed in seeds:
+                f = pareto_search(workload, objectives, budget=top, space=space,
+                                  rng=np.random.default_rng(seed), executor=ex, progress=False)
+                archives[space, seed] = f.evaluations[cols].to_numpy()
+    union = np.vstack([archive_front(F, top) for F in archives.values()])
+    reference = union[nondominated(union)]
+    rows = []
+    for (space, seed), F in archives.items():
+        for b in budgets:
+            A = archive_front(F, b)
+            rows.append({"space": space, "seed": seed, "budget": b, "points": len(A),
+                         "share_pct": 100 * coverage(A, reference, eps),
+                         "share_exact_pct": 100 * coverage(A, reference, 0.0)})
+    t9c = pd.DataFrame(rows)
+    f9c = t9c.groupby(["budget", "space"]).agg(
+        share_pct=("share_pct", "mean"), share_exact_pct=("share_exact_pct", "mean"),
+        points=("points", "mean")).reset_index()
+    return f9c, reference
+
+
+def fig10c_transfer(w_train: Workload, w_test: Workload, objectives, *, budget: int,
+                    gpus: int, seed: int, within: float,
+                    executor: Executorish = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Fig. 10c: the front searched at the training load, re-run at the test load, against
+    the front searched at the test load (both searches seeded with ``seed``).
+
+    Returns the training front with its objectives at both loads, its gap to the test
+    front (:func:`~schedlab.pcs.pareto.front_gap`) and whether that is within ``within``;
+    and the test front.
+    """
+    from schedlab.pcs.pareto import evaluate_config, front_gap, pareto_search
+
+    cols = [o.label for o in objectives]
+    with _executor(executor) as ex:
+        f_train = pareto_search(w_train, objectives, budget=budget, gpus=gpus,
+                                rng=np.random.default_rng(seed), executor=ex, progress=False)
+        f_test = pareto_search(w_test, objectives, budget=budget, gpus=gpus,
+                               rng=np.random.default_rng(seed), executor=ex, progress=False)
+        moved = np.array(ex.map(evaluate_config, f_train.configs, w_test, objectives, gpus,
+                                desc="training front at the test load"), dtype=float)
+    gap = front_gap(moved, f_test.table[cols].to_numpy())
+    res = f_train.table.copy()
+    for j, c in enumerate(cols):
+        res[f"{c}_at_train"] = res[c]
+        res[f"{c}_at_test"] = moved[:, j]
+    res["gap_to_test_front"] = gap
+    res["within"] = gap <= within
+    return res, f_test.table

@@ -13,9 +13,9 @@ The paper's API ``SetPreference(<Metric, Measure>, ...)``, ``GetParetoFront()`` 
   policy (``SetWFQConfig``).
 
 Every evaluation is one full :func:`schedlab.pcs.sim.simulate` run with predictions on the
-search workload. Evaluations go through one seam (:func:`make_executor`): local loky
-processes by default, a Dask distributed client when a scheduler address is given. The
-search checkpoints after every generation and resumes without redoing evaluations.
+search workload. Evaluations go through the suite's executor
+(:class:`schedlab.parallel.Executor`: local processes by default, a Dask cluster by address).
+The search checkpoints after every generation and resumes without redoing evaluations.
 
 Examples
 --------
@@ -42,6 +42,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from schedlab import parallel
 from schedlab.pcs import metrics
 from schedlab.pcs.configs import WFQConfig, heuristic_config
 from schedlab.pcs.policies import make_policy
@@ -285,53 +286,6 @@ def _evaluate_x_timed(x: np.ndarray, space, workload: Workload, objectives,
     return np.append(f, time.process_time() - t0)
 
 
-class LocalExecutor:
-    """Evaluations in local processes (joblib/loky); ``n_jobs=1`` runs in-process."""
-
-    def __init__(self, n_jobs: int = -1):
-        self.n_jobs = n_jobs
-
-    def map(self, fn, items: list, *args) -> list:
-        if self.n_jobs == 1:
-            return [fn(it, *args) for it in items]
-        from joblib import Parallel, delayed
-
-        return Parallel(n_jobs=self.n_jobs, backend="loky")(delayed(fn)(it, *args)
-                                                             for it in items)
-
-    def close(self) -> None:
-        pass
-
-
-class DaskExecutor:
-    """Evaluations on a Dask distributed cluster (``address`` or an existing ``Client``)."""
-
-    def __init__(self, address_or_client):
-        from distributed import Client
-
-        self._own = not isinstance(address_or_client, Client)
-        self.client = Client(address_or_client) if self._own else address_or_client
-
-    def map(self, fn, items: list, *args) -> list:
-        # the shared arguments travel with each task (a 2001-job workload is ~100 kB);
-        # scattering them lost the futures on an in-process cluster
-        futs = [self.client.submit(fn, it, *args, pure=False) for it in items]
-        return self.client.gather(futs)
-
-    def close(self) -> None:
-        if self._own:
-            self.client.close()
-
-
-def make_executor(workers: int | None = None, scheduler=None):
-    """The execution seam: a Dask client if ``scheduler`` is given, else local processes."""
-    if scheduler is not None:
-        if workers is not None:
-            raise ValueError("give either workers (local) or scheduler (Dask), not both")
-        return DaskExecutor(scheduler)
-    return LocalExecutor(-1 if workers is None else int(workers))
-
-
 # ----------------------------------------------------------------------------- search
 
 
@@ -495,7 +449,8 @@ class _Interrupted(Exception):
 
 def pareto_search(workload: Workload, objectives, *, budget: int = 370,
                   space: str = "heuristic", gpus: int = 64,
-                  rng: np.random.Generator | None = None, executor=None,
+                  rng: np.random.Generator | None = None,
+                  executor: parallel.Executor | int | str | None = None,
                   checkpoint_dir: str | Path | None = None, progress: bool = True,
                   on_generation: Callable[[int, int], None] | None = None) -> ParetoFront:
     """``GetParetoFront``: SPEA2 search for Pareto-optimal WFQ configurations.
@@ -513,8 +468,11 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
         :class:`HeuristicSpace` (paper, 4 variables) or :class:`RawSpace` (13 variables).
     rng : numpy.random.Generator
         Seeds pymoo (one draw). Required unless resuming from a checkpoint.
-    executor : LocalExecutor or DaskExecutor, optional
-        Default: local processes on all cores (:func:`make_executor`).
+    executor : schedlab.parallel.Executor, int, str or distributed.Client, optional
+        Where evaluations run (:func:`schedlab.parallel.resolve`): an executor, a number of
+        local worker processes, a Dask scheduler address or client; default
+        ``$SCHEDLAB_WORKERS`` / all cores (or ``$SCHEDLAB_DASK``). The front does not
+        depend on it (tested).
     checkpoint_dir : path, optional
         ``checkpoint.pkl`` is written atomically after every generation; if it exists the
         search resumes from it (same workload/objectives/space required) and gives the
@@ -554,15 +512,15 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
         algo = _algorithm(len(sp.xl), int(rng.integers(2 ** 31 - 1)))
         algo.setup(problem, verbose=False)
         X_all, F_all, cpu_all, gen = [], [], [], 0
-    ex = executor if executor is not None else make_executor()
+    ex, own_executor = parallel.resolve(executor)
     bar = tqdm(total=budget, initial=len(X_all), desc="pareto", disable=not progress)
     try:
         # our own budget check: with ask/tell pymoo's evaluator does not count evaluations
         while len(X_all) < budget:
             pop = algo.ask()
             X = pop.get("X")
-            FC = np.asarray(ex.map(_evaluate_x_timed, list(X), sp, workload, objs, gpus),
-                            dtype=float)
+            FC = np.asarray(ex.map(_evaluate_x_timed, list(X), sp, workload, objs, gpus,
+                                   progress=False), dtype=float)
             F, cpu = FC[:, :-1], FC[:, -1]
             bad = ~np.all(np.isfinite(F), axis=1)
             # infeasible points: constraint violated; finite F so SPEA2's arithmetic is sane
@@ -587,7 +545,7 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
                 on_generation(gen, len(X_all))
     finally:
         bar.close()
-        if executor is None:
+        if own_executor:
             ex.close()
     pop = algo.pop
     X, F, G = pop.get("X"), pop.get("F"), pop.get("G")

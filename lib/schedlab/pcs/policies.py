@@ -1,14 +1,17 @@
 """Scheduling policies behind one interface: ``allocate(world) -> allocation``.
 
-Each policy is a small object with
+Each policy is a :class:`Policy` with
 
 * ``on_arrival(world, i)``: a job joined ``world.active`` (e.g. WFQ classifies it);
 * ``now_us``: set by the simulator to the current time before each ``allocate`` call;
-* ``quantum_us`` (optional attribute): the policy wants a re-division tick this long after
+* ``quantum_us`` (``None`` by default): the policy wants a re-division tick this long after
   every event (Themis's lease);
 * ``allocate(world) -> numpy.ndarray``: GPUs per active job, aligned with
   ``world.active`` *after* the call (priority policies reorder the active list, as the
-  authors' ``sorted(self._active_apps, ...)`` does, and that order breaks later ties).
+  authors' ``sorted(self._active_apps, ...)`` does, and that order breaks later ties);
+* ``kernel() -> KernelSpec``: the compiled engine's code for the policy and its parameters
+  (:class:`KernelSpec`); a policy without one raises :class:`NoKernelError` and runs only on
+  the reference engine.
 
 The allocation rules are those of the authors' schedulers (read for facts, re-implemented):
 
@@ -33,6 +36,7 @@ Examples
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
@@ -82,10 +86,75 @@ def water_fill(rates: list, demand: list) -> list:
     return alloc
 
 
+#: policy codes the compiled engine (:mod:`schedlab.pcs._engine`) implements
+KERNELS = ("FIFO", "SRSF", "LAS", "FS", "AFS", "WFQ", "THEMIS")
+
+
+class NoKernelError(ValueError):
+    """A policy the compiled engine cannot run (use ``engine="reference"``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class KernelSpec:
+    """What the compiled engine needs to run a policy: its code and its parameters.
+
+    Parameters
+    ----------
+    code : str
+        One of :data:`KERNELS`.
+    thresholds, rates
+        WFQ only: class thresholds (GPU-s, last ``inf``) and class weights (exact fractions).
+    zeta_min, delta
+        WFQ only: the demand cap and its relaxation step.
+    quantum_us : int
+        Re-division tick after every event (Themis's lease); 0: none.
+    speedup_valuation : bool
+        Themis only: value time through the job's speedup table (else ``X(g) = g``).
+    replay_true_size : bool
+        Predictor replays keep the true size in ``service`` (Themis's ``t_ideal``, LAS's
+        attained service) instead of the estimate.
+    replay_leases : bool
+        Themis only: the predictor replay has lease ticks too.
+
+    Examples
+    --------
+    >>> k = make_policy("LAS").kernel()
+    >>> (k.code, k.quantum_us, k.replay_true_size)
+    ('LAS', 0, True)
+    """
+
+    code: str
+    thresholds: tuple = (math.inf,)
+    rates: tuple = (Fraction(1),)
+    zeta_min: float = 0.01
+    delta: float = 0.1
+    quantum_us: int = 0
+    speedup_valuation: bool = False
+    replay_true_size: bool = False
+    replay_leases: bool = False
+
+    def __post_init__(self) -> None:
+        if self.code not in KERNELS:
+            raise ValueError(f"KernelSpec: unknown code {self.code!r}; known: {', '.join(KERNELS)}")
+
+
 class Policy:
-    """Base class; subclasses implement :meth:`allocate`."""
+    """Base class; subclasses implement :meth:`allocate` (and :meth:`kernel` if the compiled
+    engine implements them).
+
+    The reference engine reads ``quantum_us`` (``None``: no re-division tick),
+    ``replay_size`` and ``replay_leases`` (predictor-replay semantics, see :class:`Themis`).
+    """
 
     name = "policy"
+    quantum_us: int | None = None
+    replay_size = "estimate"
+    replay_leases = True
+
+    def kernel(self) -> KernelSpec:
+        """The compiled engine's code and parameters for this policy."""
+        raise NoKernelError(f"policy {self.name!r} ({type(self).__name__}) has no compiled "
+                            "implementation; use engine='reference'")
 
     def reset(self, world) -> None:  # noqa: D102
         pass
@@ -138,10 +207,8 @@ class PriorityPolicy(Policy):
         self.name = name
         self.replay_size = replay_size
 
-    @property
-    def options(self) -> int:
-        """Variant bits for the compiled engine (bit 2: replay sizes are the estimates)."""
-        return 1 | (2 if self.replay_size == "estimate" else 0)
+    def kernel(self) -> KernelSpec:
+        return KernelSpec(self.name, replay_true_size=self.replay_size == "true")
 
     def key(self, w, idx: np.ndarray) -> np.ndarray:
         """Priority key of jobs ``idx`` (smaller runs first)."""
@@ -165,6 +232,9 @@ class FairShare(Policy):
     """Max-Min fair share (the authors' ``AppFairScheduler``, float water-filling)."""
 
     name = "FS"
+
+    def kernel(self) -> KernelSpec:
+        return KernelSpec("FS")
 
     def allocate(self, w) -> np.ndarray:
         idx = w.act()
@@ -202,6 +272,9 @@ class AFS(Policy):
 
     name = "AFS"
     EPS = 1e-7
+
+    def kernel(self) -> KernelSpec:
+        return KernelSpec("AFS")
 
     @staticmethod
     def _remaining_time(row, g: int, d: int, est: float) -> float:
@@ -252,6 +325,11 @@ class WFQ(Policy):
         self._rates = tuple(Fraction(r) for r in config.rates)
         self._thr = np.asarray(config.thresholds, dtype=float)
         self._od_cache: dict = {}
+
+    def kernel(self) -> KernelSpec:
+        c = self.config
+        return KernelSpec("WFQ", thresholds=tuple(float(t) for t in c.thresholds),
+                          rates=self._rates, zeta_min=float(c.zeta_min), delta=float(c.delta))
 
     def reset(self, world) -> None:
         self._gpus = world.gpus
@@ -397,12 +475,16 @@ class Themis(Policy):
         """
         return cls(quantum_s, replay_size="true", replay_leases=False)
 
-    @property
-    def options(self) -> int:
-        """The variant as the compiled engine's bit set (``_engine.THEMIS_*``)."""
-        return ((1 if self.valuation == "speedup" else 0)
-                | (2 if self.replay_size == "estimate" else 0)
-                | (4 if self.replay_leases else 0))
+    def kernel(self) -> KernelSpec:
+        """The variant as the compiled engine's flags.
+
+        >>> Themis.fig8_runs().kernel().replay_true_size
+        True
+        """
+        return KernelSpec("THEMIS", quantum_us=self.quantum_us,
+                          speedup_valuation=self.valuation == "speedup",
+                          replay_true_size=self.replay_size == "true",
+                          replay_leases=self.replay_leases)
 
     def _x(self, w, i: int, g: float) -> float:
         if self.valuation == "linear":

@@ -44,18 +44,20 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from schedlab.pcs.models import throughput_vec
+from schedlab.pcs.policies import KernelSpec, Policy
 from schedlab.pcs.workload import US, Workload, seconds_to_us
 
 # job status (the authors' App states)
 SUBMITTED, ACTIVE, QUEUED, PREEMPTED, END = 1, 2, 3, 4, 5
 INF = np.iinfo(np.int64).max
 #: datetime.max is ~2.5e11 s after 2020; farther projected ends are "never" for the authors.
-_NEVER_S = 2.0e11
+NEVER_S = 2.0e11
 
 OUTPUT_COLUMNS = ["app_id", "submit_time", "start_time", "end_time", "estimated_start_time",
                   "estimated_end_time", "fair_act", "service", "num_apps_seen_diff"]
@@ -103,7 +105,9 @@ class World:
         return throughput_vec(self.rows[idx], a, self.demand[idx])
 
 
-def _progress(w: World, t_us: int, err: np.ndarray | None, seen: bool = True) -> None:
+def advance(w: World, t_us: int, err: np.ndarray | None, seen: bool = True) -> None:
+    """Advance every running job's remaining work to ``t_us`` (estimates: ``err`` factors)
+    and count contention (``seen``)."""
     idx = w.act()
     if len(idx) == 0:
         w.last_us = t_us
@@ -121,7 +125,8 @@ def _progress(w: World, t_us: int, err: np.ndarray | None, seen: bool = True) ->
     w.last_us = t_us
 
 
-def _apply_allocation(w: World, t_us: int, policy) -> None:
+def apply_allocation(w: World, t_us: int, policy: Policy) -> None:
+    """Ask ``policy`` for the active jobs' GPUs and update allocations, starts and states."""
     if not w.active:
         return
     alloc = policy.allocate(w)  # aligned with w.active (possibly reordered by the policy)
@@ -139,7 +144,7 @@ def _apply_allocation(w: World, t_us: int, policy) -> None:
     w.status[idx] = new
 
 
-def _next_end(w: World, t_us: int) -> tuple[int, int]:
+def next_end(w: World, t_us: int) -> tuple[int, int]:
     """Earliest projected completion ``(time_us, local id)``; ``(INF, -1)`` if none."""
     if not w.active:
         return INF, -1
@@ -154,7 +159,7 @@ def _next_end(w: World, t_us: int) -> tuple[int, int]:
         ci = idx[calc]
         with np.errstate(divide="ignore", invalid="ignore"):
             x = rem[calc] / w.thrpt(ci)
-        ok = np.isfinite(x) & (x < _NEVER_S) & (x > -_NEVER_S)
+        ok = np.isfinite(x) & (x < NEVER_S) & (x > -NEVER_S)
         e = np.full(len(ci), INF, dtype=np.int64)
         e[ok] = t_us + seconds_to_us(x[ok])
         ends[calc] = e
@@ -162,7 +167,8 @@ def _next_end(w: World, t_us: int) -> tuple[int, int]:
     return int(ends[k]), int(idx[k])
 
 
-def _finish(w: World, i: int, t_us: int) -> None:
+def finish(w: World, i: int, t_us: int) -> None:
+    """Job ``i`` completes at ``t_us`` (leaves the active list)."""
     if abs(w.rem[i]) > 0.01:  # the authors assert the same tolerance
         raise SimulationError(f"job {w.app_id[i]} completes with remaining {w.rem[i]}")
     w.demand[i] = 0
@@ -192,48 +198,95 @@ def snapshot(w: World, t_us: int, true_size: bool = False) -> tuple[World, np.nd
     return sub, idx
 
 
-def replay(w: World, t_us: int, target: int, policy) -> tuple[int, int]:
+def replay(w: World, t_us: int, target: int, policy: Policy,
+           next_end: Callable[[World, int], tuple[int, int]] = next_end) -> tuple[int, int]:
     """Predict ``(start_us, end_us)`` of local job ``target`` with no future arrivals.
 
     Copies only the active jobs (compact arrays), with remaining sizes replaced by their
-    estimates, and runs completions until ``target`` ends.
+    estimates, and runs completions until ``target`` ends. ``next_end`` finds each next
+    completion (:class:`Hooks`).
     """
     # the authors' snapshot copies sizes as their estimates; their Themis and LAS runs behind
     # Fig. 8 kept the true size (replay_size="true")
-    sub, idx = snapshot(w, t_us, getattr(policy, "replay_size", "estimate") == "true")
+    sub, idx = snapshot(w, t_us, policy.replay_size == "true")
     tgt = int(np.flatnonzero(idx == target)[0])
-    quantum = getattr(policy, "quantum_us", None)
+    quantum = policy.quantum_us
     # Themis leases inside a replay only if asked (Themis.replay_leases); contention is
     # still counted at every replay event
-    leases = quantum is not None and getattr(policy, "replay_leases", True)
+    leases = quantum is not None and policy.replay_leases
     tick = INF  # the authors' snapshot has no pending re-division tick
-    t_end, j = _next_end(sub, t_us)
+    t_end, j = next_end(sub, t_us)
     while True:
         if (j < 0 or t_end == INF) and tick == INF:
             raise SimulationError(f"prediction for job {w.app_id[target]} never completes")
         is_end = j >= 0 and t_end != INF and t_end <= tick
         t = t_end if is_end else tick
-        _progress(sub, t, None)
+        advance(sub, t, None)
         if is_end:
-            _finish(sub, j, t)
+            finish(sub, j, t)
             if j == tgt:
                 return int(sub.start_us[tgt]), t
         if leases:
             tick = t + quantum if sub.active else INF
         policy.now_us = t
-        _apply_allocation(sub, t, policy)
-        t_end, j = _next_end(sub, t)
+        apply_allocation(sub, t, policy)
+        t_end, j = next_end(sub, t)
 
 
-def simulate(workload: Workload, policy, gpus: int = 64, *, predict: bool = False,
+@dataclass(frozen=True)
+class Hooks:
+    """Replaceable steps of the reference engine (``simulate(..., engine="reference",
+    hooks=Hooks(...))``), for variants of the authors' simulator outside the library
+    (``benchmarks/check_afs_fig8_runs.py``: their old event heap and predictor).
+
+    Attributes
+    ----------
+    next_end : callable ``(world, t_us) -> (time_us, local id)``, optional
+        The earliest projected completion (``(INF, -1)``: none); default :func:`next_end`.
+        Used by the main loop and by the default ``replay``.
+    replay : callable ``(world, t_us, target, policy) -> (start_us, end_us)``, optional
+        The predictor, run right after each arrival is handled; default :func:`replay`
+        (with ``next_end`` above). Building blocks: :func:`snapshot`, :func:`advance`,
+        :func:`finish`, :func:`apply_allocation`.
+
+    Examples
+    --------
+    >>> from schedlab.pcs.workload import Workload
+    >>> from schedlab.pcs.policies import make_policy
+    >>> seen = []
+    >>> def logged(w, t_us, target, policy):
+    ...     seen.append(int(target))
+    ...     return replay(w, t_us, target, policy)
+    >>> w = Workload.from_arrays(submit_s=[0, 1], service=[4.0, 2.0], demand=[1, 1])
+    >>> out = simulate(w, make_policy("FIFO"), 1, predict=True, engine="reference",
+    ...                hooks=Hooks(replay=logged))
+    >>> seen, out["estimated_end_time"].tolist()
+    ([0, 1], [4.0, 6.0])
+    """
+
+    next_end: Callable[[World, int], tuple[int, int]] | None = None
+    replay: Callable[[World, int, int, Policy], tuple[int, int]] | None = None
+
+    def resolved(self) -> tuple[Callable, Callable]:
+        """``(next_end, replay)`` with the library's defaults filled in."""
+        find_end = self.next_end or next_end
+        if self.replay is not None:
+            return find_end, self.replay
+        return find_end, lambda w, t_us, target, pol: replay(w, t_us, target, pol, find_end)
+
+
+def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: bool = False,
              p_error: float | None = None, rng: np.random.Generator | None = None,
-             progress: bool = False, engine: str = "fast") -> pd.DataFrame:
+             progress: bool = False, engine: str = "fast",
+             hooks: Hooks | None = None) -> pd.DataFrame:
     """Run ``workload`` under ``policy`` on ``gpus`` GPUs; one output row per job.
 
     Parameters
     ----------
     workload : Workload
-    policy : object with ``allocate(world) -> allocation`` (see :mod:`schedlab.pcs.policies`)
+    policy : Policy
+        ``allocate(world) -> allocation`` (see :mod:`schedlab.pcs.policies`); the fast
+        engine runs its :meth:`~schedlab.pcs.policies.Policy.kernel`.
     gpus : int
         Cluster size.
     predict : bool
@@ -247,6 +300,9 @@ def simulate(workload: Workload, policy, gpus: int = 64, *, predict: bool = Fals
     engine : {"fast", "reference"}
         ``"fast"``: the compiled engine (:mod:`schedlab.pcs._engine`); ``"reference"``: the
         readable pure-Python/numpy loop below. Both give identical outputs (tested).
+    hooks : Hooks, optional
+        Replace the reference engine's next-completion rule and predictor (reference
+        engine only).
 
     Returns
     -------
@@ -271,10 +327,14 @@ def simulate(workload: Workload, policy, gpus: int = 64, *, predict: bool = Fals
             raise ValueError("p_error needs an explicit numpy.random.Generator (rng)")
         # one factor per job in arrival order (the authors draw it at the job's arrival)
         err = 1.0 + rng.uniform(-p_error / 100.0, p_error / 100.0, size=n)
-    if engine == "fast":
-        return _simulate_fast(workload, policy, gpus, predict, err)
-    if engine != "reference":
+    if engine not in ("fast", "reference"):
         raise ValueError(f"unknown engine {engine!r}; use 'fast' or 'reference'")
+    if engine == "fast":
+        if hooks is not None:
+            raise ValueError("hooks replace steps of the reference engine: pass "
+                             "engine='reference'")
+        return _simulate_fast(workload, policy, gpus, predict, err)
+    find_end, predictor = (hooks or Hooks()).resolved()
     service = workload.service.astype(float)
     w = World(
         gpus=int(gpus), app_id=np.arange(n), submit_us=workload.submit_us.copy(),
@@ -290,7 +350,7 @@ def simulate(workload: Workload, policy, gpus: int = 64, *, predict: bool = Fals
     est_end = np.full(n, -1, dtype=np.int64)
     heap: list = [(int(t), 2, i, i) for i, t in enumerate(workload.submit_us)]
     heapq.heapify(heap)
-    quantum = getattr(policy, "quantum_us", None)
+    quantum = policy.quantum_us
     version = 0
     tick_version = 0
     done = 0
@@ -298,14 +358,13 @@ def simulate(workload: Workload, policy, gpus: int = 64, *, predict: bool = Fals
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=n, desc=f"{getattr(policy, 'name', 'sim')}", unit="job")
-    if hasattr(policy, "reset"):
-        policy.reset(w)
+        bar = tqdm(total=n, desc=policy.name, unit="job")
+    policy.reset(w)
     while heap:
         t_us, kind, seq, i = heapq.heappop(heap)
         if (kind == 0 and seq != version) or (kind == 1 and seq != tick_version):
             continue  # stale completion / tick
-        _progress(w, t_us, err)
+        advance(w, t_us, err)
         if kind == 2:
             w.active.append(i)
             w.status[i] = SUBMITTED
@@ -316,7 +375,7 @@ def simulate(workload: Workload, policy, gpus: int = 64, *, predict: bool = Fals
                 w.est_rem[i] = w.est_service[i] = e
             policy.on_arrival(w, i)
         elif kind == 0:
-            _finish(w, i, t_us)
+            finish(w, i, t_us)
             done += 1
             if bar is not None:
                 bar.update(1)
@@ -326,8 +385,8 @@ def simulate(workload: Workload, policy, gpus: int = 64, *, predict: bool = Fals
             if w.active:
                 heapq.heappush(heap, (t_us + quantum, 1, tick_version, -1))
         policy.now_us = t_us
-        _apply_allocation(w, t_us, policy)
-        t_end, j = _next_end(w, t_us)
+        apply_allocation(w, t_us, policy)
+        t_end, j = find_end(w, t_us)
         version += 1
         if j >= 0 and t_end != INF:
             heapq.heappush(heap, (t_end, 0, version, j))
@@ -335,7 +394,7 @@ def simulate(workload: Workload, policy, gpus: int = 64, *, predict: bool = Fals
             raise SimulationError(f"{len(w.active)} active jobs can never finish "
                                   "(cluster too small?)")
         if kind == 2 and predict:
-            est_start[i], est_end[i] = replay(w, t_us, i, policy)
+            est_start[i], est_end[i] = predictor(w, t_us, i, policy)
     if bar is not None:
         bar.close()
     if done != n:
@@ -362,15 +421,14 @@ def _output(workload, gpus, submit_us, start_us, end_us, est_start, est_end, see
 LAST_EVENT_COUNTS = [0, 0]
 
 
-def _simulate_fast(workload: Workload, policy, gpus: int, predict: bool,
+def _simulate_fast(workload: Workload, policy: Policy, gpus: int, predict: bool,
                    err: np.ndarray | None) -> pd.DataFrame:
     from schedlab.pcs import _engine as E
 
-    name = getattr(policy, "name", "")
-    code = E.CODES.get("PCS" if hasattr(policy, "config") else name)
-    if code is None:
-        raise ValueError(f"policy {name!r} has no compiled implementation; "
-                         "use engine='reference'")
+    if not isinstance(policy, Policy):
+        raise TypeError(f"{policy!r} is not a schedlab.pcs.policies.Policy: the compiled "
+                        "engine runs policies through Policy.kernel(); use engine='reference'")
+    spec = policy.kernel()  # NoKernelError (naming the policy) if it has no compiled code
     n = len(workload)
     F = np.zeros((E.NF, n))
     I = np.zeros((E.NI, n), dtype=np.int64)
@@ -385,29 +443,15 @@ def _simulate_fast(workload: Workload, policy, gpus: int, predict: bool,
     I[E.AID] = np.arange(n)
     I[E.INITD] = workload.demand
     init_demand = workload.demand.astype(np.int64).copy()
-    if hasattr(policy, "config"):
-        cfg = policy.config
-        thr = np.asarray(cfg.thresholds, dtype=float)
-        num = np.array([Fraction(r).numerator for r in cfg.rates], dtype=np.int64)
-        den = np.array([Fraction(r).denominator for r in cfg.rates], dtype=np.int64)
-        zeta, delta = float(cfg.zeta_min), float(cfg.delta)
-        P, L = E.integer_weights(num, den)
-        demand_bound = int(workload.demand.sum()) + 1
-        if L * max(int(gpus), demand_bound) < 2**53:
-            # exact integer closed form in the compiled loop (den[0] = 0 marks it)
-            num, den = P, np.zeros_like(den)
-    else:
-        thr = np.array([np.inf])
-        # Themis and LAS read their variant bits from rates_num[0] (see _engine.THEMIS_*)
-        num = np.array([getattr(policy, "options", 1)], dtype=np.int64)
-        den = np.array([1], dtype=np.int64)
-        zeta, delta = 0.01, 0.1
+    num, den = _class_weights(spec, gpus, int(workload.demand.sum()) + 1)
     est_start = np.full(n, -1, dtype=np.int64)
     est_end = np.full(n, -1, dtype=np.int64)
     counters = np.zeros(2, dtype=np.int64)
-    rc = E.run(F, I, workload.rows(), code, int(gpus), bool(predict), err is not None, thr,
-               num, den, zeta, delta, E.new_cache(), est_start, est_end, counters,
-               int(getattr(policy, "quantum_us", 0) or 0))
+    rc = E.run(F, I, workload.rows(), E.CODES[spec.code], int(gpus), bool(predict),
+               err is not None, np.asarray(spec.thresholds, dtype=float), num, den,
+               float(spec.zeta_min), float(spec.delta), E.new_cache(), est_start, est_end,
+               counters, int(spec.quantum_us), bool(spec.speedup_valuation),
+               bool(spec.replay_true_size), bool(spec.replay_leases))
     LAST_EVENT_COUNTS[:] = counters.tolist()
     if rc == -1:
         raise SimulationError("some active jobs can never finish (cluster too small?)")
@@ -417,3 +461,20 @@ def _simulate_fast(workload: Workload, policy, gpus: int, predict: bool,
         raise SimulationError("a prediction never completes")
     return _output(workload, gpus, I[E.SUB], I[E.START], I[E.ENDT], est_start, est_end,
                    I[E.SEENS], I[E.SEENC], init_demand)
+
+
+def _class_weights(spec: KernelSpec, gpus: int,
+                   demand_bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """WFQ class weights for the compiled loop: exact integers ``P`` (``den = 0`` marks them)
+    when every product ``L * allocation`` stays below 2**53, else numerators/denominators."""
+    from schedlab.pcs import _engine as E
+
+    num = np.array([Fraction(r).numerator for r in spec.rates], dtype=np.int64)
+    den = np.array([Fraction(r).denominator for r in spec.rates], dtype=np.int64)
+    if spec.code != "WFQ":
+        return num, den
+    P, L = E.integer_weights(num, den)
+    if L * max(int(gpus), demand_bound) < 2**53:
+        # exact integer closed form in the compiled loop (den[0] = 0 marks it)
+        return P, np.zeros_like(den)
+    return num, den

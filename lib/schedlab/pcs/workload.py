@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -101,8 +102,16 @@ class Workload:
         return w
 
 
-def validate(w: Workload, submit_s: np.ndarray | None = None) -> None:
-    """Raise :class:`TraceError` naming the first bad row/field; return silently otherwise."""
+def validate(w: Workload, submit_s: np.ndarray | None = None,
+             lines: Sequence[int] | None = None) -> None:
+    """Raise :class:`TraceError` naming the first bad row/field; return silently otherwise.
+
+    ``lines``: the file line of each job (a trace read from CSV), so that errors name the line
+    a person finds in an editor; without it errors name the 0-based job index (``row i``).
+    """
+    def at(i: int) -> str:
+        return f"line {lines[i]}" if lines is not None else f"row {i}"
+
     sub = w.submit_us if submit_s is None else submit_s
     n = len(w.service)
     if not (len(sub) == len(w.demand) == len(w.model) == n):
@@ -110,31 +119,46 @@ def validate(w: Workload, submit_s: np.ndarray | None = None) -> None:
     bad = np.flatnonzero(~np.isfinite(sub) | (sub < 0)) if submit_s is not None else \
         np.flatnonzero(sub < 0)
     if len(bad):
-        raise TraceError(f"{w.name}: row {bad[0]}: field 'submit_time' = {sub[bad[0]]}: "
+        raise TraceError(f"{w.name}: {at(bad[0])}: field 'submit_time' = {sub[bad[0]]}: "
                          "expected a finite time >= 0")
     dec = np.flatnonzero(np.diff(sub) < 0)
     if len(dec):
         i = dec[0] + 1
-        raise TraceError(f"{w.name}: row {i}: field 'submit_time' = {sub[i]} is before row "
-                         f"{i - 1} ({sub[i - 1]}): times must be sorted")
+        raise TraceError(f"{w.name}: {at(i)}: field 'submit_time' = {sub[i]} is before "
+                         f"{at(i - 1)} ({sub[i - 1]}): times must be sorted")
     bad = np.flatnonzero(~np.isfinite(w.service) | (w.service <= 0))
     if len(bad):
-        raise TraceError(f"{w.name}: row {bad[0]}: field 'service' = {w.service[bad[0]]}: "
+        raise TraceError(f"{w.name}: {at(bad[0])}: field 'service' = {w.service[bad[0]]}: "
                          "expected a positive size in GPU-seconds")
     bad = np.flatnonzero(w.demand <= 0)
     if len(bad):
-        raise TraceError(f"{w.name}: row {bad[0]}: field 'num_jobs' (GPU demand) = "
+        raise TraceError(f"{w.name}: {at(bad[0])}: field 'num_jobs' (GPU demand) = "
                          f"{w.demand[bad[0]]}: a job must demand at least 1 GPU")
     cap = w.tables.max_gpus[w.model]
     bad = np.flatnonzero(w.demand > cap)
     if len(bad):
         i = bad[0]
-        raise TraceError(f"{w.name}: row {i}: demand {w.demand[i]} GPUs exceeds the speedup "
+        raise TraceError(f"{w.name}: {at(i)}: demand {w.demand[i]} GPUs exceeds the speedup "
                          f"table of model {w.tables.names[w.model[i]]!r} ({cap[i]} GPUs)")
+
+
+#: the trace's columns, found by name in its header (any order); ``model_name`` is optional
+TRACE_COLUMNS = ("app_id", "submit_time", "service", "num_jobs", "sleep_time")
+OPTIONAL_COLUMNS = ("model_name",)
 
 
 def _open_text(path: Path) -> io.TextIOBase:
     return gzip.open(path, "rt", newline="") if path.suffix == ".gz" else open(path, newline="")
+
+
+def _columns(path: Path, header: list[str]) -> dict[str, int]:
+    """Column positions by name; a clear error when a required column is missing."""
+    names = [h.strip() for h in header]
+    missing = [c for c in TRACE_COLUMNS if c not in names]
+    if missing:
+        raise TraceError(f"{path}: line 1: header {','.join(names)!r} lacks column(s) "
+                         f"{', '.join(missing)}; expected {','.join(TRACE_COLUMNS)}[,model_name]")
+    return {c: names.index(c) for c in TRACE_COLUMNS + OPTIONAL_COLUMNS if c in names}
 
 
 def load_trace(path: str | Path, num_jobs: int | None = None,
@@ -155,51 +179,69 @@ def load_trace(path: str | Path, num_jobs: int | None = None,
     Raises
     ------
     TraceError
-        Naming the file, row (0-based data row) and field of the first bad value: unsorted
-        or negative times, zero GPU demand, unknown model, non-numeric fields.
+        Naming the file, line and field of the first bad value: a header without the
+        columns (found by name, in any order), unsorted or negative times, zero GPU demand,
+        unknown model, non-numeric fields, no data rows, a file that is not (valid) gzip.
     """
     path = Path(path)
     tables = tables if tables is not None else load_speedups()
-    sleep, service, demand, model, subcol = [], [], [], [], []
+    try:
+        return _read_trace(path, num_jobs, tables)
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, csv.Error) as e:
+        if isinstance(e, FileNotFoundError):
+            raise
+        kind = "gzip" if path.suffix == ".gz" else "UTF-8 text CSV"
+        raise TraceError(f"{path}: cannot be read as {kind}: {e or type(e).__name__} "
+                         "(a truncated or corrupted file?)") from None
+
+
+def _read_trace(path: Path, num_jobs: int | None, tables: SpeedupTables) -> Workload:
+    sleep, service, demand, model, subcol, lines = [], [], [], [], [], []
+    numeric = [("submit_time", float), ("service", float), ("num_jobs", int), ("sleep_time", float)]
     with _open_text(path) as fp:
         reader = csv.reader(fp)
         header = next(reader, None)
         if header is None:
             raise TraceError(f"{path}: empty file")
-        for r, row in enumerate(reader):
+        col = _columns(path, header)
+        width = max(col[c] for c in TRACE_COLUMNS) + 1  # model_name may be left off a row
+        for row in reader:
             if num_jobs is not None and len(service) >= num_jobs:
                 break
-            if "#" in "".join(row):  # the authors skip commented rows
+            line = reader.line_num
+            if "#" in "".join(row) or not "".join(row).strip():  # commented rows (as the authors), blank lines
                 continue
-            if len(row) < 5:
-                raise TraceError(f"{path}: row {r}: expected at least 5 fields "
-                                 "(app_id,submit_time,service,num_jobs,sleep_time), got "
-                                 f"{len(row)}")
+            if len(row) < width:
+                raise TraceError(f"{path}: line {line}: expected {len(header)} fields "
+                                 f"({','.join(h.strip() for h in header)}), got {len(row)}")
             vals = {}
-            for k, (field_, conv) in enumerate([("submit_time", float), ("service", float),
-                                                ("num_jobs", int), ("sleep_time", float)], 1):
+            for field_, conv in numeric:
                 try:
-                    vals[field_] = conv(row[k])
+                    vals[field_] = conv(row[col[field_]])
                 except ValueError:
-                    raise TraceError(f"{path}: row {r}: field {field_!r} = {row[k]!r} is not "
+                    raise TraceError(f"{path}: line {line}: field {field_!r} = {row[col[field_]]!r} is not "
                                      f"a valid {conv.__name__}") from None
-            if vals["sleep_time"] < 0:
-                raise TraceError(f"{path}: row {r}: field 'sleep_time' = {vals['sleep_time']}:"
-                                 " negative inter-arrival time (times must be sorted)")
-            mname = row[5] if len(row) > 5 and row[5] else "LinearModel"
+            if not np.isfinite(vals["sleep_time"]) or vals["sleep_time"] < 0:
+                raise TraceError(f"{path}: line {line}: field 'sleep_time' = {vals['sleep_time']}:"
+                                 " expected a finite inter-arrival time >= 0 (times must be sorted)")
+            k = col.get("model_name")
+            mname = row[k] if k is not None and k < len(row) and row[k] else "LinearModel"
             try:
                 model.append(tables.index(mname))
             except UnknownModelError as e:
-                raise TraceError(f"{path}: row {r}: field 'model_name': {e}") from None
+                raise TraceError(f"{path}: line {line}: field 'model_name': {e}") from None
             subcol.append(vals["submit_time"])
             sleep.append(vals["sleep_time"])
             service.append(vals["service"])
             demand.append(vals["num_jobs"])
-    subcol_a = np.asarray(subcol)
+            lines.append(line)
+    if not service:
+        raise TraceError(f"{path}: no jobs: a header and no data rows")
+    subcol_a = np.asarray(subcol, dtype=float)
     # One timedelta per row, accumulated, as the authors build their datetimes.
-    submit_us = np.cumsum(seconds_to_us(np.asarray(sleep)))
+    submit_us = np.cumsum(seconds_to_us(np.asarray(sleep, dtype=float)))
     w = Workload(submit_us - (submit_us[0] if len(submit_us) else 0),
                  np.asarray(service, dtype=float), np.asarray(demand, dtype=np.int64),
                  np.asarray(model, dtype=np.int64), tables, path.name)
-    validate(w, submit_s=subcol_a)
+    validate(w, submit_s=subcol_a, lines=lines)
     return w

@@ -49,7 +49,9 @@ seeds from ``numpy.random.SeedSequence([seed, i])``; a from-scratch initialisati
 ``torch.Generator`` seeded with ``seed`` (PyTorch's default ``Linear`` bounds ``1/sqrt(fan_in)``),
 and PyTorch runs single-threaded, so a run stopped at a checkpoint and resumed gives the same
 weights as one that never stopped (tested). Evaluation seeds (:data:`EVAL_SEED_BASE`) come from
-another range than ``SeedSequence`` draws, so they are never training arrival sequences.
+another range than ``SeedSequence`` draws, so they are never training arrival sequences
+(:func:`evaluate` checks it). The held-out evaluation (:func:`evaluate`) runs each
+(scheme, arrival sequence) as one task of a :class:`schedlab.parallel.Executor`.
 
 Examples
 --------
@@ -471,6 +473,13 @@ def run_episode(weights: DecimaWeights, cfg: TrainConfig, arrival_seed: int, pol
     return Episode(recs or [], sch, G, G0, float(j.jct.mean()) if len(j) else float("nan"), int(len(j)), arr, comp)
 
 
+def initial_weights(cfg: TrainConfig) -> DecimaWeights:
+    """The network :func:`train` starts from (``cfg.init``, the same seeded draws), in NumPy."""
+    torch = _torch()
+    return export_weights(make_module(load_weights() if cfg.init == "public" else None,
+                                      generator=torch.Generator().manual_seed(int(cfg.seed))))
+
+
 def training_workload(cfg: TrainConfig):
     """The job classes and cluster of ``cfg`` (models whose inputs are missing are an error)."""
     from schedlab.nona.workload import Cluster, build_workload
@@ -616,3 +625,117 @@ def numpy_log_probs(weights: DecimaWeights, episodes: Sequence[Episode],
             lx = x[rec.exec_pick] - (x.max() + np.log(np.exp(x - x.max()).sum()))
             out.append(ls + lx)
     return np.array(out)
+
+
+# ------------------------------------------------------------------- held-out evaluation
+#: the summary columns of one evaluation run
+EVAL_COLUMNS = ("jobs", "mean_jct_s", "p99_jct_s", "inference_mean_jct_s", "inference_p99_jct_s")
+#: evaluation schemes besides those of :func:`~schedlab.nona.schedulers.make_scheduler`: the
+#: trained and the initial network, sampled or greedy (``(weights key, greedy)``)
+EVAL_DECIMA_VARIANTS = {"decima_retrained": ("trained", False), "decima_retrained_greedy": ("trained", True),
+                        "decima_init": ("init", False), "decima_init_greedy": ("init", True)}
+#: the other schemes an evaluation runs on the training workload (no tables to give but Nona's)
+EVAL_OTHER_SCHEMES = ("decima", "nona", "spark_fair", "random", "opportunistic")
+
+
+def evaluation_seeds(n: int) -> list[int]:
+    """The ``n`` held-out arrival seeds, ``EVAL_SEED_BASE + i``.
+
+    >>> evaluation_seeds(2)
+    [10000000, 10000001]
+    """
+    return [EVAL_SEED_BASE + i for i in range(n)]
+
+
+def training_arrival_seeds(cfg: TrainConfig) -> set[int]:
+    """Every arrival seed the training run of ``cfg`` draws (one per iteration)."""
+    return {int(np.random.SeedSequence([cfg.seed, it]).generate_state(1 + cfg.rollouts)[0])
+            for it in range(cfg.iterations)}
+
+
+def evaluate(cfg: TrainConfig, schemes: Sequence[str], seeds: Sequence[int], *, duration: float,
+             weights: DecimaWeights, init_weights: DecimaWeights, nona_tables: str | Path | None = None,
+             executor: Any = None, progress: bool = True):
+    """Held-out evaluation: every scheme on every arrival sequence ``seeds`` of ``cfg``'s workload.
+
+    Schemes: ``decima_retrained``/``decima_init`` (``weights``/``init_weights``, sampling
+    actions from a Generator seeded with the arrival seed) and their ``_greedy`` variants,
+    plus :data:`EVAL_OTHER_SCHEMES` as :func:`~schedlab.nona.schedulers.make_scheduler` builds
+    them (``decima``: the public weights). ``nona`` reads the optimiser's tables at ``nona_tables``, solved there
+    once for this workload (before the runs) when the file does not exist. Each run measures
+    ``duration`` s after a 10% warm-up with ``numpy.random.default_rng(seed)`` arrivals.
+
+    Every (scheme, seed) is one task of ``executor`` (a :class:`schedlab.parallel.Executor`,
+    a worker count, a Dask address, or ``None``: the default), so the numbers do not depend on
+    where it runs. A scheme that cannot run gets rows whose ``status`` says why.
+
+    Returns a DataFrame, one row per (scheme, seed), schemes in the order given.
+    """
+    import pandas as pd
+
+    from schedlab.parallel import resolve
+
+    unknown = [s for s in schemes if s not in EVAL_DECIMA_VARIANTS and s not in EVAL_OTHER_SCHEMES]
+    if unknown:
+        raise ValueError(f"unknown evaluation scheme(s) {unknown}; expected some of "
+                         f"{', '.join([*EVAL_DECIMA_VARIANTS, *EVAL_OTHER_SCHEMES])}")
+    overlap = training_arrival_seeds(cfg) & set(int(s) for s in seeds)
+    if overlap:
+        raise ValueError(f"evaluation seeds {sorted(overlap)} are training arrival seeds of this config")
+    if "nona" in schemes:
+        nona_tables = _nona_tables_for(cfg, nona_tables)
+    cells = [(scheme, int(sd)) for scheme in schemes for sd in seeds]
+    ex, must_close = resolve(executor)
+    try:
+        rows = ex.map(_evaluate_run, cells, cfg, float(duration), {"trained": weights, "init": init_weights},
+                      nona_tables, desc="decima evaluation", progress=progress)
+    finally:
+        if must_close:
+            ex.close()
+    return pd.DataFrame(rows)
+
+
+def _nona_tables_for(cfg: TrainConfig, path: str | Path | None) -> Path:
+    """Nona's tables for the training workload at ``path`` (solved there if missing)."""
+    from schedlab.nona.tables import solve_tables
+
+    if path is None:
+        raise ValueError("evaluating 'nona' needs nona_tables: where its optimiser JSON is (or goes)")
+    path = Path(path)
+    if not path.is_file():
+        wl, cluster = training_workload(cfg)
+        solve_tables(wl, cluster, path, load=cfg.load)
+    return path
+
+
+def _evaluate_run(cell: tuple[str, int], cfg: TrainConfig, duration: float, weights: dict,
+                  nona_tables: Path | None) -> dict:
+    """One evaluation run: ``cell`` = (scheme, arrival seed)."""
+    from schedlab.nona.decima.scheduler import DecimaScheduler
+    from schedlab.nona.schedulers import SchemeUnavailable, make_scheduler
+    from schedlab.nona.sim import SimInputError, simulate
+    from schedlab.nona.tables import check_tables_match, load_tables
+
+    scheme, sd = cell
+    wl, cluster = training_workload(cfg)
+    row: dict[str, Any] = {"scheme": scheme, "seed": sd, "status": "ok"}
+    try:
+        if scheme in EVAL_DECIMA_VARIANTS:
+            which, greedy = EVAL_DECIMA_VARIANTS[scheme]
+            sch = DecimaScheduler(rng=sd, compute_rate=cluster.compute_rate, weights=weights[which], greedy=greedy)
+        elif scheme == "nona":
+            doc = load_tables(nona_tables)
+            check_tables_match(doc, wl, cluster)
+            sch = make_scheduler("nona", tables=doc)
+        else:
+            sch = make_scheduler(scheme, seed=sd, compute_rate=cluster.compute_rate)
+    except (SchemeUnavailable, SimInputError, FileNotFoundError) as exc:
+        row["status"] = f"unavailable: {type(exc).__name__}: {exc}"  # a row saying why, not a gap
+        return row
+    t0 = time.perf_counter()
+    r = simulate(wl, cluster, sch, duration=duration, warmup=0.1 * duration, rng=np.random.default_rng(sd))
+    s = r.summary()
+    row.update({k: s[k] for k in EVAL_COLUMNS})
+    row["link_offered_load"] = r.stats["link_offered_load"]
+    row["wall_s"] = time.perf_counter() - t0
+    return row

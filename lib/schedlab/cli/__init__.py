@@ -1,0 +1,118 @@
+"""The ``schedlab`` command line.
+
+Subcommands: ``fetch`` (raw inputs), ``notebook run`` (a pipeline stage), ``compare``
+(paper vs ours), and one group per paper, each in its own module of this package
+(``nona``, ``pcs``, ``polaris``). Heavy imports stay inside the commands so
+``schedlab --help`` is instant.
+"""
+
+from __future__ import annotations
+
+import click
+
+from schedlab.notebooks import PROFILES
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="schedlab")
+def main() -> None:
+    """Reproducible research suite for Nona, PolarisProfiler and PCS."""
+
+
+@main.command()
+@click.argument("names", nargs=-1)
+@click.option("--mirror", type=click.Path(file_okay=False), default=None,
+              help="Mirror folder (default: $SCHEDLAB_MIRROR, else ../shared/data). Use '' to download.")
+@click.option("--force", is_flag=True, help="Fetch and verify again even if a verified copy exists.")
+@click.option("--optional", "include_optional", is_flag=True,
+              help="Also fetch optional upstream archives (the full PAI trace, ~1.5 GB).")
+@click.option("--list", "list_only", is_flag=True, help="List the matching manifest entries and exit.")
+def fetch(names: tuple[str, ...], mirror: str | None, force: bool, include_optional: bool, list_only: bool) -> None:
+    """Fetch raw inputs NAMES (entries or folders like 'nona', 'pcs/workload2_philly_traces').
+
+    With no NAMES, every non-optional entry of the manifest. Files are verified by sha256
+    and written atomically, read-only, under data/raw/.
+    """
+    from schedlab import data
+
+    try:
+        chosen = data.select(list(names), include_optional=include_optional)
+        if list_only:
+            for e in chosen:
+                src = e.urls[0] if e.urls else f"(mirror only: {e.derived or 'no public URL'})"
+                click.echo(f"{e.name}\t{e.size}\t{e.sha256[:12]}\t{src}")
+            return
+        mirror_arg = "default" if mirror is None else (mirror or None)
+        fetched = [data.fetch_entry(e, mirror=mirror_arg, force=force) for e in chosen]
+    except (KeyError, data.FetchError) as exc:
+        raise click.ClickException(str(exc).strip('"')) from None
+    click.echo(f"{len(fetched)} raw input(s) verified under data/raw/")
+
+
+@main.group()
+def notebook() -> None:
+    """Run the suite's notebooks."""
+
+
+@notebook.command("run")
+@click.argument("name")
+@click.option("--output-root", type=click.Path(file_okay=False), default=None,
+              help="Root for results/ and figures/ (default: the repository).")
+@click.option("--profile", "profile_name", type=click.Choice(PROFILES), default=None,
+              help="Parameter profile (default: params.yaml's top-level 'profile').")
+def notebook_run(name: str, output_root: str | None, profile_name: str | None) -> None:
+    """Execute notebooks/NAME.ipynb with its params.yaml section (e.g. nona/table2)."""
+    from pathlib import Path
+
+    from schedlab import notebooks
+
+    try:
+        out = notebooks.run(name, output_root=Path(output_root) if output_root else None, profile=profile_name)
+    except (FileNotFoundError, notebooks.ParamsError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"executed {name} -> {out}")
+
+
+@notebook.command("sync")
+@click.argument("names", nargs=-1)
+def notebook_sync(names: tuple[str, ...]) -> None:
+    """Pair notebooks/NAME.ipynb with NAME.py (all, or NAMES like nona/fig3): the newer side wins,
+    both are rewritten in the form Jupyter saves (nbformat 4.5, stable cell ids, no outputs)."""
+    from schedlab import notebooks
+
+    try:
+        targets = [notebooks.notebook_path(n) for n in names] or None
+    except FileNotFoundError as exc:
+        raise click.ClickException(str(exc)) from None
+    changed = notebooks.sync(targets)
+    for path in changed:
+        click.echo(f"wrote {path}")
+    click.echo(f"{len(changed)} file(s) changed")
+
+
+@main.command()
+@click.argument("paper")
+@click.option("--out-dir", type=click.Path(file_okay=False), default=None,
+              help="Where comparison.json/.md go (default: results/PAPER).")
+def compare(paper: str, out_dir: str | None) -> None:
+    """Compare the pipeline's numbers with reference/PAPER.yaml; write comparison.json and .md."""
+    from pathlib import Path
+
+    from schedlab import paths, reference
+
+    known = sorted(p.stem for p in paths.REFERENCE.glob("*.yaml"))
+    if paper not in known:
+        raise click.BadParameter(f"no reference/{paper}.yaml; the papers are: {', '.join(known)}",
+                                 param_hint="PAPER")
+    try:
+        table = reference.write_comparison(paper, Path(out_dir) if out_dir else paths.results(paper))
+    except FileNotFoundError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(reference.to_markdown(table, f"{paper}: paper vs schedlab"))
+
+
+# after ``main`` exists; module names stay bound to the modules (schedlab.cli.nona is the module)
+from schedlab.cli import nona as _nona, pcs as _pcs, polaris as _polaris  # noqa: E402
+
+for _group in (_nona.nona, _pcs.pcs, _polaris.polaris):
+    main.add_command(_group)

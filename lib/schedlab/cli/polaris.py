@@ -1,0 +1,200 @@
+"""``schedlab polaris ...``: PolarisProfiler on the Alibaba PAI trace (issue 6), step by step:
+synthesize (or take the real archives), ingest, sample, grid, train, predict."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.group()
+def polaris() -> None:
+    """PolarisProfiler on the Alibaba PAI trace (real archives or a synthetic stand-in)."""
+
+
+def _polaris_errors():
+    from schedlab.polaris.ingest import TraceFormatError
+
+    return (ValueError, FileNotFoundError, TraceFormatError)
+
+
+@polaris.command("synthesize")
+@click.argument("out_dir", type=click.Path(file_okay=False))
+@click.option("--jobs", default="ci", show_default=True,
+              help="Number of jobs, or a preset: ci (3,000), small, medium, real (1,055,501).")
+@click.option("--seed", type=int, default=0, show_default=True)
+def polaris_synthesize(out_dir, jobs, seed):
+    """Write a SYNTHETIC trace (pai_<table>.tar.gz, upstream format) calibrated on the 800 real rows."""
+    import numpy as np
+
+    from schedlab.polaris import synthetic
+
+    try:
+        counts = synthetic.synthesize(out_dir, int(jobs) if str(jobs).isdigit() else jobs,
+                                      np.random.default_rng(seed))
+    except _polaris_errors() as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"SYNTHETIC trace in {out_dir}: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
+
+
+@polaris.command("ingest")
+@click.argument("trace_dir", type=click.Path(file_okay=False))
+@click.argument("work_dir", type=click.Path(file_okay=False))
+@click.option("--join", "kind", type=click.Choice(["faithful", "corrected"]), default="faithful", show_default=True)
+@click.option("--memory-limit", default="4GB", show_default=True, help="DuckDB memory limit (spills beyond).")
+@click.option("--threads", type=int, default=2, show_default=True)
+@click.option("--verify", is_flag=True, help="Check each archive's sha256 against the upstream checksums.")
+def polaris_ingest(trace_dir, work_dir, kind, memory_limit, threads, verify):
+    """Convert TRACE_DIR's archives to Parquet and write WORK_DIR/joined_<join>.parquet."""
+    from pathlib import Path
+
+    from schedlab import data
+    from schedlab.polaris import ingest
+    from schedlab.polaris.schema import TRACE_TABLES
+
+    try:
+        sums = {t: data.entry(f"alibaba-pai/{t}.tar.gz").sha256 for t in TRACE_TABLES} if verify else None
+        pq = ingest.ingest_archives(trace_dir, work_dir, checksums=sums)
+        info = ingest.join(pq, Path(work_dir) / f"joined_{kind}.parquet", kind=kind, memory_limit=memory_limit,
+                           threads=threads, temp_directory=Path(work_dir) / ".duckdb_tmp")
+    except _polaris_errors() as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"{info.kind} join: {info.rows:,} rows -> {info.path}")
+    for w, n in info.per_workload.items():
+        click.echo(f"  {w}: {n:,}")
+
+
+@polaris.command("sample")
+@click.argument("joined", type=click.Path(dir_okay=False, exists=True))
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--total", type=int, default=100_000, show_default=True,
+              help="Target size; per-stratum rounding gives 100,001 on the real trace.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--keep-zero-strata", is_flag=True, help="Strata rounding to 0 rows give 0 rows instead of an error.")
+def polaris_sample(joined, out, total, seed, keep_zero_strata):
+    """Table I: stratified sample of JOINED by workload, written to OUT (Parquet)."""
+    import numpy as np
+
+    from schedlab.io import atomic_path
+    from schedlab.polaris import ingest, sampling
+
+    try:
+        df = sampling.stratified_sample(ingest.require_parquet(joined), total, np.random.default_rng(seed),
+                                         on_zero="keep" if keep_zero_strata else "error")
+    except _polaris_errors() as exc:
+        raise click.ClickException(str(exc)) from None
+    with atomic_path(out) as tmp:
+        df.to_parquet(tmp)
+    click.echo(f"{len(df):,} rows -> {out}: {df.workload.value_counts().to_dict()}")
+
+
+@polaris.command("grid")
+@click.argument("sample", type=click.Path(dir_okay=False, exists=True))
+@click.argument("out_csv", type=click.Path(dir_okay=False))
+@click.option("--cache", "cache_dir", type=click.Path(file_okay=False), required=True,
+              help="Per-configuration cache (an interrupted grid resumes from it).")
+@click.option("--algorithms", default="hdbscan,optics", show_default=True)
+@click.option("--min-cluster-sizes", default="50,100,200,300,400,600,1000", show_default=True)
+@click.option("--workers", "--n-jobs", "n_jobs", type=int, default=None,
+              help="Local worker processes (default 1: in this process).")
+@click.option("--scheduler", default=None,
+              help="Dask scheduler address (tcp://host:8786): run the grid on that cluster instead.")
+@click.option("--optics-subsample", type=int, default=10_000, show_default=True, help="0 = all rows.")
+@click.option("--silhouette-sample", type=int, default=0, show_default=True, help="0 = all rows.")
+@click.option("--seed", type=int, default=0, show_default=True)
+def polaris_grid(sample, out_csv, cache_dir, algorithms, min_cluster_sizes, n_jobs, scheduler, optics_subsample,
+                 silhouette_sample, seed):
+    """Tables III/IV: run the clustering grid on SAMPLE's 17 features; per-run table to OUT_CSV."""
+    from schedlab.io import atomic_path
+    from schedlab.polaris import grid, ingest
+
+    if n_jobs is not None and scheduler is not None:
+        raise click.BadParameter("give either --workers or --scheduler", param_hint="--scheduler")
+    try:
+        X = ingest.feature_matrix(ingest.load_features(sample))
+        cfgs = grid.configs(algorithms=algorithms.split(","),
+                            min_cluster_sizes=[int(k) for k in min_cluster_sizes.split(",")])
+        table = grid.run_grid(X, cfgs, cache_dir, n_jobs=n_jobs or 1, scheduler=scheduler, seed=seed,
+                              silhouette_sample=silhouette_sample or None, optics_subsample=optics_subsample or None)
+    except _polaris_errors() as exc:
+        raise click.ClickException(str(exc)) from None
+    with atomic_path(out_csv) as tmp:
+        table.to_csv(tmp, index=False)
+    for a in table.algorithm.unique():
+        b = grid.best(table, a)
+        click.echo(f"best {a}: {b['transform']}, {b.metric}, {b.min_cluster_size} -> {b.n_clusters} clusters, "
+                   f"{b.n_outliers} outliers, ACQUIRES {b.scores_v1:.4f}")
+
+
+@polaris.command("train")
+@click.argument("sample", type=click.Path(dir_okay=False, exists=True))
+@click.argument("grid_csv", type=click.Path(dir_okay=False, exists=True))
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("--cache", "cache_dir", type=click.Path(file_okay=False), required=True)
+@click.option("--algorithm", default="hdbscan", show_default=True)
+def polaris_train(sample, grid_csv, model, cache_dir, algorithm):
+    """Table V: train the metadata classifier on the best run's profiles; save it to MODEL (joblib)."""
+    import joblib
+    import pandas as pd
+
+    from schedlab.io import atomic_path
+    from schedlab.polaris import ingest, pipeline
+
+    try:
+        df, run = pipeline.attach_profiles(ingest.load_features(sample), pd.read_csv(grid_csv), cache_dir,
+                                           algorithm=algorithm)
+        clf, rep, _ = pipeline.train_and_report(df)
+    except _polaris_errors() as exc:
+        raise click.ClickException(str(exc)) from None
+    with atomic_path(model) as tmp:
+        joblib.dump(clf, tmp)
+    acc = pipeline.report_accuracy(rep)
+    click.echo(f"profiles of {run.algorithm} {run['transform']}/{run.metric}/{run.min_cluster_size}; "
+               f"validation accuracy {acc:.4f} -> {model}")
+
+
+def _load_model(path: str):
+    """The classifier ``schedlab polaris train`` saved, or a clear error naming the file."""
+    import joblib
+
+    from schedlab.polaris.classifier import ProfileClassifier
+
+    try:
+        clf = joblib.load(path)
+    except Exception as exc:  # joblib/pickle raise many types on foreign or damaged files
+        raise click.ClickException(f"{path}: not a model file saved by `schedlab polaris train` "
+                                   f"({type(exc).__name__}: {str(exc)[:120]})") from None
+    if not isinstance(clf, ProfileClassifier):
+        raise click.ClickException(f"{path}: holds a {type(clf).__name__}, not the ProfileClassifier "
+                                   "`schedlab polaris train` saves")
+    return clf
+
+
+def _read_jobs(path: str):
+    """JOBS as a DataFrame (Parquet by extension, else CSV), or a clear error naming the file."""
+    import pandas as pd
+
+    try:
+        return pd.read_parquet(path) if str(path).endswith(".parquet") else pd.read_csv(path)
+    except Exception as exc:  # pandas/pyarrow raise parser-specific types
+        kind = "Parquet" if str(path).endswith(".parquet") else "CSV"
+        raise click.ClickException(f"{path}: cannot be read as {kind} job metadata "
+                                   f"({type(exc).__name__}: {str(exc)[:120]})") from None
+
+
+@polaris.command("predict")
+@click.argument("model", type=click.Path(dir_okay=False, exists=True))
+@click.argument("jobs", type=click.Path(dir_okay=False, exists=True))
+@click.argument("out", type=click.Path(dir_okay=False))
+def polaris_predict(model, jobs, out):
+    """Predict profile and expected duration for JOBS (CSV or Parquet with the metadata columns)."""
+    from schedlab.io import atomic_path
+
+    clf = _load_model(model)
+    df = _read_jobs(jobs)
+    try:
+        res = df.assign(profile=clf.predict(df), expected_duration=clf.predict_duration(df))
+    except _polaris_errors() as exc:
+        raise click.ClickException(str(exc)) from None
+    with atomic_path(out) as tmp:
+        res.to_csv(tmp, index=False)
+    click.echo(f"{len(res):,} predictions -> {out}")

@@ -1,0 +1,22 @@
+"""PolarisProfiler (Morichetta et al., SOSE 2023) on the Alibaba PAI GPU trace.
+
+Modules
+-------
+schema       table layouts of the upstream trace, the 17 features, workloads, paper constants
+scoring      ACQUIRES (``scores_v1``), ``scores_v3``, CCPM, silhouette with noise
+hopkins      Hopkins statistic in pyclustertend's convention (~0 clusterable)
+calibration  the 800 real joined rows shipped by the authors
+synthetic    a calibrated synthetic trace in the exact upstream format (labelled synthetic)
+ingest       DuckDB ingest of the ``pai_<table>.tar.gz`` archives, faithful / corrected joins
+sampling     Table I stratified sampling
+grid         Tables III/IV clustering grid (HDBSCAN, OPTICS), cached, on :class:`schedlab.parallel.Executor`
+classifier   Table V metadata classifier (one-hot + XGBoost), SHAP in chunks
+duration     Figure 5 duration prediction and its two error readings
+pipeline     the end-to-end pipeline's steps (notebook ``polaris/pipeline``, CLI ``schedlab polaris``)
+panel        checks on the authors' published real data (notebook ``polaris/real_panel``)
+plots        the figures
+"""
+
+from schedlab.polaris.schema import FEATURES, METADATA, WORKLOADS
+
+__all__ = ["FEATURES", "METADATA", "WORKLOADS"]

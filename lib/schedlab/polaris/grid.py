@@ -1,0 +1,277 @@
+"""Tables III/IV: the clustering grid (HDBSCAN via ``hdbscan``, OPTICS via scikit-learn).
+
+Every configuration ``(algorithm, transform, metric, min_cluster_size)`` is one task; tasks run
+through the suite's executor (:class:`schedlab.parallel.Executor`, :func:`run_grid`): in this
+process, local loky processes (``n_jobs``) or a ``dask.distributed`` cluster (``scheduler=`` an
+address or a ``Client``), or any executor the caller passes::
+
+    run_grid(X, configs, cache_dir, n_jobs=2)                          # 2 local processes
+    run_grid(X, configs, cache_dir, scheduler="tcp://scheduler:8786")  # a Dask cluster
+    with Executor(workers=2) as ex:
+        run_grid(X, configs, cache_dir, executor=ex)                   # a shared executor
+
+(CLI: ``schedlab polaris grid ... --workers 2`` or ``--scheduler tcp://host:8786``.)
+
+Each finished configuration is cached by the calling process as ``<cache_dir>/<key>.json``
+(metrics) plus ``<key>.npy`` (labels), written atomically as soon as it arrives; ``key`` hashes
+the configuration and the data, so an interrupted grid resumes where it stopped and a changed
+input recomputes. Workers never touch the cache (no shared file system needed).
+
+Per-run metrics follow the authors' tables: ``n_outliers``, ``n_clusters`` (max label + 1),
+``mean_cluster_size``, ``avg_silhouette`` (noise kept as a group, see
+:func:`schedlab.polaris.scoring.silhouette_with_noise`; same metric as the clustering),
+``davies_bouldin_score`` (noise kept as a group), ``scores_v1`` (ACQUIRES), ``scores_v3``, ``CCPM``.
+
+Assumptions (the authors' grid code was not available): HDBSCAN with library defaults besides
+``min_cluster_size`` and ``metric`` (so ``min_samples = min_cluster_size``); OPTICS with
+``min_samples = min_cluster_size`` would be far slower still, so OPTICS uses scikit-learn's
+defaults (``min_samples=5``, xi extraction) with ``min_cluster_size`` set. OPTICS runs on a
+documented random subsample (``optics_subsample`` rows) by default; ``None`` runs it on all rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass
+from itertools import product
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from schedlab.io import atomic_path, atomic_write_text
+from schedlab.parallel import Executor
+from schedlab.polaris import scoring
+from schedlab.polaris.schema import METRICS, MIN_CLUSTER_SIZES, TRANSFORMS
+
+ALGORITHMS = ("hdbscan", "optics")
+
+
+@dataclass(frozen=True)
+class Config:
+    algorithm: str
+    transform: str
+    metric: str
+    min_cluster_size: int
+
+    def key(self, fingerprint: str) -> str:
+        raw = json.dumps({**asdict(self), "data": fingerprint}, sort_keys=True)
+        return hashlib.sha256(raw.encode()).hexdigest()[:20]
+
+
+def configs(algorithms=ALGORITHMS, transforms=TRANSFORMS, metrics=METRICS,
+            min_cluster_sizes=MIN_CLUSTER_SIZES) -> list[Config]:
+    """The Table III grid (default: 2 x 4 x 2 x 7 = 112 configurations)."""
+    for a in algorithms:
+        if a not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {a!r}; known: {ALGORITHMS}")
+    for t in transforms:
+        if t not in TRANSFORMS:
+            raise ValueError(f"unknown transform {t!r}; known: {TRANSFORMS}")
+    return [Config(a, t, m, int(k)) for a, t, m, k in product(algorithms, transforms, metrics, min_cluster_sizes)]
+
+
+def transform(X: np.ndarray, name: str) -> np.ndarray:
+    """Apply one of the four data transformations of Table III."""
+    from sklearn.preprocessing import MinMaxScaler, PowerTransformer, RobustScaler, StandardScaler
+
+    makers = {"standard_scaler": StandardScaler, "minmax_scaler": MinMaxScaler, "robust_scaler": RobustScaler,
+              "yeo-johnson": lambda: PowerTransformer(method="yeo-johnson")}
+    if name not in makers:
+        raise ValueError(f"unknown transform {name!r}; known: {sorted(makers)}")
+    return makers[name]().fit_transform(np.asarray(X, dtype=float))
+
+
+def fingerprint(X: np.ndarray) -> str:
+    X = np.ascontiguousarray(X, dtype=float)
+    return hashlib.sha256(X.tobytes() + str(X.shape).encode()).hexdigest()[:16]
+
+
+def cluster(Xt: np.ndarray, cfg: Config) -> np.ndarray:
+    """Labels of one configuration on already transformed data (noise = -1)."""
+    if cfg.algorithm == "hdbscan":
+        import hdbscan
+
+        return hdbscan.HDBSCAN(min_cluster_size=cfg.min_cluster_size, metric=cfg.metric,
+                               core_dist_n_jobs=1).fit_predict(Xt)
+    if cfg.algorithm == "optics":
+        from sklearn.cluster import OPTICS
+
+        return OPTICS(min_cluster_size=cfg.min_cluster_size, metric=cfg.metric, n_jobs=1).fit_predict(Xt)
+    raise ValueError(f"unknown algorithm {cfg.algorithm!r}")
+
+
+def evaluate(Xt: np.ndarray, labels: np.ndarray, metric: str, *, silhouette_sample: int | None,
+             rng: np.random.Generator, optimal: float = scoring.OPTIMAL_N_CLUSTERS) -> dict:
+    st = scoring.label_stats(labels)
+    sil = scoring.silhouette_with_noise(Xt, labels, metric, sample_size=silhouette_sample, rng=rng)
+    db = scoring.davies_bouldin_with_noise(Xt, labels)
+    row = {"n_rows": st.n, "n_outliers": st.n_outliers, "n_clusters": st.n_clusters,
+           "mean_cluster_size": st.mean_cluster_size, "avg_silhouette": sil, "davies_bouldin_score": db}
+    k = max(st.n_clusters, 0)
+    row["scores_v1"] = scoring.acquires(k, st.n_outliers, st.n, sil, optimal=optimal) if k else float("nan")
+    row["scores_v3"] = scoring.scores_v3(k, st.n_outliers, st.n, sil, optimal=optimal) if k else float("nan")
+    row["CCPM"] = scoring.ccpm(sil, db) if np.isfinite(db) and db > 0 else float("nan")
+    return row
+
+
+def _cache_key(cfg: Config, fp: str, seed: int, silhouette_sample: int | None,
+               optics_subsample: int | None) -> str:
+    return cfg.key(f"{fp}|sil={silhouette_sample}|opt={optics_subsample}|seed={seed}")
+
+
+def compute_one(X: np.ndarray, cfg: Config, key: str, *, seed: int = 0, silhouette_sample: int | None = None,
+                optics_subsample: int | None = 10_000) -> tuple[dict, np.ndarray]:
+    """Cluster and score one configuration (pure: no files). Returns the metrics row and an
+    ``(n, 2)`` int64 array of (row index, label).
+
+    Its randomness (OPTICS subsample, silhouette sample) comes from a generator seeded by
+    ``(seed, key)``, so the result does not depend on which worker runs it or in which order.
+    BLAS runs single-threaded here: multi-threaded reductions change the last bit of e.g. the
+    Davies-Bouldin score with the thread count, which differs between backends.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return _compute_one(X, cfg, key, seed=seed, silhouette_sample=silhouette_sample,
+                            optics_subsample=optics_subsample)
+
+
+def _compute_one(X, cfg, key, *, seed, silhouette_sample, optics_subsample):
+    rng = np.random.default_rng([seed, int(key[:8], 16)])
+    X = np.asarray(X)
+    idx = np.arange(len(X))
+    if cfg.algorithm == "optics" and optics_subsample is not None and optics_subsample < len(X):
+        idx = np.sort(rng.choice(len(X), size=optics_subsample, replace=False))
+    t0, c0 = time.perf_counter(), time.thread_time()
+    Xt = transform(X[idx], cfg.transform)
+    labels = cluster(Xt, cfg)
+    fit_s = time.perf_counter() - t0
+    row = {**asdict(cfg), **evaluate(Xt, labels, cfg.metric, silhouette_sample=silhouette_sample, rng=rng),
+           # wall and CPU time of this thread (BLAS and HDBSCAN run single-threaded here)
+           "fit_seconds": fit_s, "seconds": time.perf_counter() - t0, "cpu_seconds": time.thread_time() - c0,
+           "key": key,
+           "subsample": int(idx.size) if idx.size < len(X) else None}
+    return row, np.column_stack([idx, labels]).astype(np.int64)
+
+
+def _write_cache(cache_dir: Path, row: dict, labels: np.ndarray) -> None:
+    # labels first, metrics last: a run counts as cached only once its .json exists
+    with atomic_path(cache_dir / f"{row['key']}.npy") as tmp:
+        with open(tmp, "wb") as fh:
+            np.save(fh, labels)
+    atomic_write_text(cache_dir / f"{row['key']}.json", json.dumps(row, indent=1, default=float))
+
+
+def _read_cache(cache_dir: Path, key: str) -> dict | None:
+    jpath, lpath = cache_dir / f"{key}.json", cache_dir / f"{key}.npy"
+    if jpath.is_file() and lpath.is_file():
+        return json.loads(jpath.read_text())
+    return None
+
+
+def run_one(X: np.ndarray, cfg: Config, cache_dir: str | Path, *, seed: int = 0,
+            silhouette_sample: int | None = None, optics_subsample: int | None = 10_000,
+            fp: str | None = None) -> dict:
+    """Run (or load from cache) one configuration in this process; returns its metrics row."""
+    cache_dir = Path(cache_dir)
+    key = _cache_key(cfg, fp or fingerprint(X), seed, silhouette_sample, optics_subsample)
+    cached = _read_cache(cache_dir, key)
+    if cached is not None:
+        return cached
+    row, labels = compute_one(X, cfg, key, seed=seed, silhouette_sample=silhouette_sample,
+                              optics_subsample=optics_subsample)
+    _write_cache(cache_dir, row, labels)
+    return row
+
+
+def load_labels(cache_dir: str | Path, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices and labels of a cached run."""
+    arr = np.load(Path(cache_dir) / f"{key}.npy")
+    return arr[:, 0], arr[:, 1]
+
+
+def _compute_task(task: tuple[Config, str], X: np.ndarray, **kwargs) -> tuple[dict, np.ndarray]:
+    """:func:`compute_one` for one ``(configuration, cache key)`` item of the executor."""
+    cfg, key = task
+    return compute_one(X, cfg, key, **kwargs)
+
+
+def _grid_executor(n_jobs: int, scheduler, executor: Executor | None) -> tuple[Executor, bool]:
+    """The executor :func:`run_grid` runs on and whether it must close it (it built it)."""
+    if executor is not None:
+        return executor, False
+    if scheduler is not None:
+        return Executor(scheduler=scheduler), True
+    return Executor(workers=n_jobs), True
+
+
+def _check_backend(n_jobs: int, scheduler, executor: Executor | None) -> None:
+    if executor is not None and (scheduler is not None or n_jobs != 1):
+        raise ValueError("give either executor or n_jobs/scheduler, not both")
+    if scheduler is not None and n_jobs != 1:
+        raise ValueError("give either n_jobs (local processes) or scheduler (Dask), not both")
+
+
+def run_grid(X: np.ndarray, cfgs: list[Config], cache_dir: str | Path, *, n_jobs: int = 1, seed: int = 0,
+             silhouette_sample: int | None = None, optics_subsample: int | None = 10_000,
+             scheduler=None, executor: Executor | None = None, progress: bool = True) -> pd.DataFrame:
+    """Run every configuration on one executor; cached ones are read back.
+
+    Parameters
+    ----------
+    n_jobs
+        Local worker processes (loky) when neither ``scheduler`` nor ``executor`` is given;
+        1 runs in this process.
+    scheduler
+        A Dask scheduler address (``"tcp://host:8786"``) or a ``distributed.Client``: the same
+        tasks then run on that cluster (give either this or ``n_jobs > 1``, not both).
+    executor
+        A :class:`schedlab.parallel.Executor` to run on (kept open; give it instead of
+        ``n_jobs``/``scheduler``).
+
+    Workers only compute; this process writes the cache as each run finishes
+    (:meth:`Executor.imap <schedlab.parallel.Executor.imap>`), so workers need no shared file
+    system and an interrupted grid resumes.
+
+    Returns one row per configuration, in the order of ``cfgs``; the result is the same for
+    every backend (each run is seeded by ``(seed, configuration, data)``, not by worker or order).
+    """
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or len(X) < 2 or not np.isfinite(X).all():
+        raise ValueError("run_grid needs a finite 2-d feature matrix with at least 2 rows")
+    _check_backend(n_jobs, scheduler, executor)
+    cache_dir = Path(cache_dir)
+    fp = fingerprint(X)
+    keys = [_cache_key(c, fp, seed, silhouette_sample, optics_subsample) for c in cfgs]
+    rows = {k: r for k in keys if (r := _read_cache(cache_dir, k)) is not None}
+    todo = [(c, k) for c, k in zip(cfgs, keys) if k not in rows]
+    if todo:
+        ex, own = _grid_executor(n_jobs, scheduler, executor)
+        desc = f"grid ({len(rows)} of {len(cfgs)} cached)" if rows else "grid"
+        try:
+            for _, (row, labels) in ex.imap(_compute_task, todo, X, seed=seed, silhouette_sample=silhouette_sample,
+                                            optics_subsample=optics_subsample, desc=desc, progress=progress):
+                _write_cache(cache_dir, row, labels)
+                rows[row["key"]] = row
+        finally:
+            if own:
+                ex.close()
+    return pd.DataFrame([rows[k] for k in keys])
+
+
+def summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Table IV: mean/min/max/std of the per-run statistics per algorithm."""
+    cols = ["n_outliers", "n_clusters", "mean_cluster_size", "avg_silhouette", "davies_bouldin_score"]
+    out = table.groupby("algorithm")[cols].agg(["mean", "min", "max", "std"]).stack(level=1, future_stack=True)
+    out.index.names = ["algorithm", "stat"]
+    return out.reset_index()
+
+
+def best(table: pd.DataFrame, algorithm: str, score: str = "scores_v1") -> pd.Series:
+    sub = table[table.algorithm == algorithm].dropna(subset=[score])
+    if sub.empty:
+        raise ValueError(f"no scored runs for {algorithm}")
+    return sub.loc[sub[score].idxmax()]

@@ -1,0 +1,99 @@
+"""Table I: stratified sampling of the joined table by ``workload``, as the authors.
+
+Per-stratum size ``n_w = round(N_w * total / N)`` (numpy rounding): with ``total = 100,000`` the
+real counts give exactly the paper's per-workload sizes, which sum to 100,001 — the odd total of
+the paper comes from this per-stratum rounding. Rows are drawn without replacement inside each
+stratum with an explicit ``numpy.random.Generator`` (the authors' pandas ``random_state`` is not
+known; the rows cannot be the same anyway without the real trace).
+
+Examples
+--------
+>>> from schedlab.polaris.schema import TABLE_I_SIZES
+>>> sum(stratum_sizes(TABLE_I_SIZES, 100_000).values())
+100001
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from schedlab.polaris.schema import WORKLOADS
+
+
+class EmptyStratumError(ValueError):
+    """A requested stratum has no rows (or would get none)."""
+
+
+def stratum_sizes(counts: dict[str, int], total: int, *, strata=None, on_zero: str = "error") -> dict[str, int]:
+    """Rows to draw per stratum: ``round(N_w * total / N)``.
+
+    A stratum with rows that rounds to 0 draws is an error unless ``on_zero="keep"`` (it then
+    contributes 0 rows, as a pandas ``sample(n=0)`` in the authors' code would)."""
+    strata = list(strata) if strata is not None else [w for w in WORKLOADS if w in counts]
+    unknown = sorted(set(counts) - set(WORKLOADS))
+    if unknown:
+        raise ValueError(f"unknown workload names {unknown}; expected a subset of {list(WORKLOADS)}")
+    empty = [w for w in strata if counts.get(w, 0) <= 0]
+    if empty:
+        raise EmptyStratumError(f"empty strata {empty}: the joined table has no rows for them")
+    n = sum(counts[w] for w in strata)
+    if not 0 < total <= n:
+        raise ValueError(f"total must be in 1..{n} (rows in the strata), got {total}")
+    sizes = {w: int(np.round(counts[w] * total / n)) for w in strata}
+    zero = [w for w, k in sizes.items() if k == 0]
+    if on_zero not in ("error", "keep"):
+        raise ValueError(f"on_zero must be 'error' or 'keep', got {on_zero!r}")
+    if zero and on_zero == "error":
+        raise EmptyStratumError(f"strata {zero} get 0 rows at total={total}; raise total or drop them")
+    return {w: min(k, counts[w]) for w, k in sizes.items()}
+
+
+def draw_positions(counts: dict[str, int], sizes: dict[str, int], rng: np.random.Generator) -> pd.DataFrame:
+    """Positions (0-based, inside each stratum's row order) to keep: columns ``workload, k``."""
+    parts = [pd.DataFrame({"workload": w, "k": np.sort(rng.choice(counts[w], size=k, replace=False))})
+             for w, k in sizes.items() if k > 0]
+    return pd.concat(parts, ignore_index=True)
+
+
+def stratified_sample(joined: str | Path | pd.DataFrame, total: int, rng: np.random.Generator, *,
+                      strata=None, on_zero: str = "error", con=None, memory_limit: str = "4GB",
+                      temp_directory: str | Path | None = None) -> pd.DataFrame:
+    """Sample ``joined`` (a Parquet path, read with DuckDB out of core, or a DataFrame with a
+    ``row`` column) by workload; the result is ordered by workload then ``row``.
+
+    ``memory_limit`` / ``temp_directory`` bound the DuckDB connection opened when ``con`` is not
+    given (default spill folder: ``.duckdb_tmp`` next to the Parquet file)."""
+    if isinstance(joined, pd.DataFrame):
+        df = joined.sort_values("row") if "row" in joined else joined
+        counts = df["workload"].value_counts().to_dict()
+        sizes = stratum_sizes(counts, total, strata=strata, on_zero=on_zero)
+        picks = draw_positions(counts, sizes, rng)
+        df = df.assign(k=df.groupby("workload").cumcount())
+        out = df.merge(picks, on=["workload", "k"]).drop(columns="k")
+        return out.sort_values(["workload", *(["row"] if "row" in out else [])]).reset_index(drop=True)
+    from schedlab.polaris.ingest import connect, workload_counts
+
+    own = con is None
+    con = con or connect(memory_limit, 2, temp_directory or Path(joined).parent / ".duckdb_tmp", progress=False)
+    try:
+        src = f"read_parquet('{Path(joined).as_posix()}')"
+        counts = workload_counts(con, joined)
+        sizes = stratum_sizes(counts, total, strata=strata, on_zero=on_zero)
+        picks = draw_positions(counts, sizes, rng)
+        # positions -> row ids, reading only the narrow (workload, row) columns; the wide rows are
+        # fetched once at the end with a semi-join (much cheaper than a window over every column)
+        ids = []
+        for w, part in picks.groupby("workload", sort=False):
+            rows = con.execute(f"SELECT \"row\" FROM {src} WHERE workload = ? ORDER BY \"row\"", [w]).fetchnumpy()["row"]
+            ids.append(np.asarray(rows)[part["k"].to_numpy()])
+        con.register("picks", pd.DataFrame({"row": np.concatenate(ids) if ids else np.array([], np.int64)}))
+        out = con.execute(f"""
+            SELECT x.* FROM {src} x SEMI JOIN picks p ON p."row" = x."row"
+            ORDER BY x.workload, x."row" """).fetch_df()
+    finally:
+        if own:
+            con.close()
+    return out

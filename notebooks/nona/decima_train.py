@@ -1,0 +1,198 @@
+# %% [markdown]
+# # Nona baseline: Decima retrained in our simulator
+#
+# The Nona paper compares against Decima "trained on SQL queries provided by the authors" and puts
+# its training time in Table III: **108 h (16 servers) to 889 h (128 servers)** on an Nvidia A100
+# (section IV-F). Our first Decima row uses the public TPC-H-trained weights (`decima.ipynb`). This
+# notebook trains the **same architecture** (20,802 parameters, the public state-dict layout) inside
+# our Nona simulator, on the Nona workload, from scratch (default; `init: public` starts from the
+# public weights), and evaluates it on arrival sequences never used in training.
+#
+# Algorithm (`schedlab.nona.decima.train`, Decima's paper section 5.3): REINFORCE; each iteration
+# draws one arrival sequence and runs `rollouts` episodes on it with the current policy; reward of a
+# decision = minus the job-seconds spent in the system until the next decision (all jobs, background
+# included), undiscounted, so an episode's return is minus its total JCT; the baseline is the
+# input-dependent one (mean return-to-go at the same time over the episodes sharing the arrival
+# sequence); advantages are divided by their batch standard deviation; Adam; optional entropy bonus.
+#
+# Two training choices of ours make the default budget learn (measured, see `train.py`'s docstring):
+# **(1) continuous-time discount** of the return, `discount_s` = tau (seconds; spark-sched-sim's
+# trainers discount in time the same way): a decision is credited with the job-seconds of the next
+# few tau instead of the whole rest of the episode, which cuts the variance of the advantage;
+# undiscounted returns (Decima's paper, `discount_s: 0`) did not move the held-out JCT in our budget.
+# **(2) the executor head is left out of the gradient** (`exec_head: false`): a Nona stage is one task,
+# so the executor count never changes what happens (`scheduler.py`, "Executor count"); its
+# score-function term has mean zero and only adds noise. The network and the forward pass are
+# unchanged (the head is still evaluated and sampled, at its initial weights).
+# PyTorch (float64, single thread) is used for the gradient only: rollouts and every evaluation run
+# the NumPy policy, with the trained weights exported to the public layout
+# (`results/nona/decima_train/weights.npz`).
+#
+# **Budget.** The default profile is CI-sized: a few minutes of CPU on a 16-server cluster (Table
+# III's smallest size), 2 s episodes. That is about five orders of magnitude less compute than the
+# paper's 108 h, so the policy is far from converged: the numbers below say what a few minutes buy,
+# not what Decima can reach. `profile: paper` in `params.yaml` raises the budget.
+
+# %% tags=["parameters"]
+# Parameters (papermill): the default profile of params.yaml's nona.decima_train, what the pipeline runs.
+# output_root empty = interactive run, writes to data/scratch/nona/decima_train/.
+output_root = ""
+profile = "default"  # "paper": 2000 iterations x 8 episodes of 5 s (hours); see params.yaml
+train = {"models": ["gpt2", "densenet121", "vgg16", "alexnet", "resnet18"], "servers": 16,
+         "bandwidth_gbps": 10.0, "load": 0.7, "episode_s": 1.0, "iterations": 120, "rollouts": 4,
+         "lr": 0.003, "entropy": 0.0, "init": "scratch", "seed": 0, "checkpoint_every": 5,
+         "discount_s": 0.5, "exec_head": False, "grad_clip": 0.0}
+budget_s = 300.0  # the stated wall-clock budget of the default profile on this machine (2 shared cores)
+eval_seeds = 4  # held-out arrival sequences (EVAL_SEED_BASE + i, never training seeds)
+eval_duration = 2.0  # measured window of each evaluation run (s; +10% warm-up)
+eval_schemes = ["decima_retrained", "decima", "decima_init", "decima_retrained_greedy", "decima_init_greedy",
+                "spark_fair", "nona", "random"]
+
+# %%
+from schedlab.notebooks import Outputs, apply_profile
+if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
+    apply_profile(globals(), "nona/decima_train", profile)
+
+import hashlib
+import json
+import time
+
+import pandas as pd
+import matplotlib.pyplot as plt
+
+from schedlab import io, paths
+from schedlab.nona import experiments
+from schedlab.nona.decima import train as T
+
+out = Outputs(output_root, "nona/decima_train")
+cfg = T.TrainConfig(**train)
+paper_hours = experiments.paper_decima_training_hours()  # Table III, from reference/nona.yaml
+# checkpoints live outside the DVC outs (git-ignored data/cache), under a hash of the config and of
+# the code that defines a run, so an interrupted run resumes and a changed one starts afresh
+code = b"".join((paths.ROOT / "lib/schedlab/nona/decima" / f).read_bytes()
+                for f in ("train.py", "scheduler.py", "engine.py", "_kernels.py", "policy.py", "features.py"))
+tag = hashlib.sha256(json.dumps(cfg.__dict__, sort_keys=True).encode() + code).hexdigest()[:16]
+ckpt_dir = paths.DATA / "cache" / "nona" / "decima_train" / tag
+print(cfg)
+print("checkpoints:", ckpt_dir)
+
+# %% [markdown]
+# ## Training
+#
+# Resumable: a checkpoint (model, Adam state, iteration, learning curve) every `checkpoint_every`
+# iterations; a resumed run gives the same weights as an uninterrupted one (tested in
+# `tests/nona/test_decima_train.py`). `train_seconds` is the measured wall time of the iterations
+# (rollouts + gradient step), summed over sessions if the run was resumed.
+
+# %%
+c0 = time.process_time()
+res = T.train(cfg, ckpt_dir, progress=True)
+cpu_this_session = time.process_time() - c0
+T.save_weights_npz(res.module, out.results("decima_train/weights.npz"))
+curve = pd.DataFrame(res.curve)
+io.atomic_write_text(out.results("decima_train/curve.csv"), curve.to_csv(index=False))
+timing = {"train_seconds": res.train_seconds, "budget_s": float(budget_s), "within_budget": bool(res.train_seconds <= budget_s),
+          "iterations": cfg.iterations, "rollouts": cfg.rollouts, "episode_s": cfg.episode_s, "servers": cfg.servers,
+          "load": cfg.load, "init": cfg.init, "decisions": int(curve.decisions.sum()),
+          "simulation_seconds": float(curve.sim_s.sum()), "resumed_from_iteration": res.resumed_from,
+          "cpu_seconds_this_session": cpu_this_session, "profile": profile,
+          "hardware": "2 CPU cores shared with other jobs, PyTorch CPU float64 single thread",
+          # trend of the learning curve (each iteration has its own arrival sequence: noisy)
+          "curve_first5_mean_jct_s": float(curve.mean_jct_s.head(5).mean()),
+          "curve_last5_mean_jct_s": float(curve.mean_jct_s.tail(5).mean()),
+          "curve_first5_mean_return": float(curve.mean_return.head(5).mean()),
+          "curve_last5_mean_return": float(curve.mean_return.tail(5).mean()),
+          "paper_hours": paper_hours, "paper_hardware": "Nvidia A100 (Table III)"}
+io.atomic_write_json(out.results("decima_train/training_time.json"), timing)
+timing
+
+# %%
+# learning curve: each iteration draws its own arrival sequence, so the raw curve is noisy
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+ax = axes[0]
+ax.plot(curve.iteration, curve.mean_jct_s, ".", alpha=0.5, label="iteration (mean over its episodes)")
+k = max(1, len(curve) // 6)
+ax.plot(curve.iteration, curve.mean_jct_s.rolling(k, min_periods=1).mean(), "-", label=f"rolling mean ({k})")
+ax.set_xlabel("iteration"); ax.set_ylabel("mean JCT in training episodes (s)"); ax.legend(fontsize=8)
+ax.set_title(f"Decima training, {cfg.servers} servers, load {cfg.load:g}")
+ax = axes[1]
+if "entropy" in curve:
+    ax.plot(curve.iteration, curve.entropy,
+            label="policy entropy (" + ("stage + executor heads" if cfg.exec_head else "stage head") + ", per decision)")
+ax.set_xlabel("iteration"); ax.legend(fontsize=8)
+fig.tight_layout()
+for ext in ("png", "pdf"):
+    io.savefig(fig, out.figures(f"decima_train/learning_curve.{ext}"), dpi=150)
+plt.show()
+
+# %% [markdown]
+# ## Held-out evaluation
+#
+# Same cluster and load as training, `eval_seeds` arrival sequences with seeds `EVAL_SEED_BASE + i`
+# (checked disjoint from every training arrival seed), `eval_duration` s measured windows. Schemes:
+# the retrained Decima, the public-weights Decima, the untrained initial network (`decima_init`,
+# to show what training changed), Spark fair, Nona (optimiser tables solved for this very workload)
+# and Random. Decima variants sample their actions (seeded), as in the figures. The `*_greedy` rows take the
+# most likely action instead (`DecimaScheduler(greedy=True)`): not what the figures run, shown
+# because sampling itself scatters a job's tasks over servers (each scattered edge is a transfer
+# on the link Decima cannot see), so the sampled and greedy policies differ a lot here.
+
+# %%
+ev = T.evaluate(cfg, eval_schemes, T.evaluation_seeds(eval_seeds), duration=eval_duration, weights=res.weights,
+                init_weights=T.initial_weights(cfg), nona_tables=out.results("decima_train/tables/nona.json"))
+io.atomic_write_text(out.results("decima_train/eval.csv"), ev.to_csv(index=False))
+ok = ev[ev.status == "ok"]
+table = ok.groupby("scheme", sort=False)[["mean_jct_s", "p99_jct_s", "inference_mean_jct_s", "link_offered_load"]].mean()
+for base in ("nona", "spark_fair"):
+    if base in table.index:
+        table[f"mean JCT / {base}"] = table.mean_jct_s / table.loc[base, "mean_jct_s"]
+print(sorted(set(ev.status)))
+table
+
+# %%
+# per seed: did training help on every held-out arrival sequence?
+piv = ok.pivot(index="seed", columns="scheme", values="mean_jct_s")
+piv.assign(**({"retrained / init": piv.decima_retrained / piv.decima_init} if {"decima_retrained", "decima_init"} <= set(piv) else {}))
+
+# %% [markdown]
+# ## Table III: training time
+#
+# The paper trains Decima on an Nvidia A100 with a training set scaled with the cluster (108 h at 16
+# servers, 889 h at 128). Ours: the measured wall time of the default profile on 2 shared CPU cores
+# (`training_time.json`, key `train_seconds`), at 16 servers, next to the paper's 16-server figure.
+# The two are not the same experiment: ours is a tiny budget chosen to fit CI (and the policy is
+# not converged, see the learning curve and the held-out table), the paper's trains to
+# convergence; the comparison only says how far below the paper's budget ours is.
+
+# %%
+t3 = pd.DataFrame([{"servers": cfg.servers, "paper Decima training (h)": paper_hours.get(cfg.servers),
+                    "ours (s)": res.train_seconds, "ours (h)": res.train_seconds / 3600,
+                    "paper / ours": (paper_hours.get(cfg.servers, float("nan")) * 3600) / res.train_seconds,
+                    "iterations x episodes": f"{cfg.iterations} x {cfg.rollouts}", "budget (s)": budget_s}])
+t3
+
+# %% [markdown]
+# ## Reading the results
+#
+# * The retrained network sees Nona's jobs during training (millisecond tasks, one task per stage,
+#   16 servers), unlike the public TPC-H weights (50 executors, seconds-long multi-task stages), so
+#   it is the fairer Decima; with a few minutes of training it improves on its random
+#   initialisation (compare `decima_retrained` with `decima_init`, sampled and greedy) but is far
+#   from converged, and like every Decima it is **network-blind**: it never sees the link, so it
+#   cannot see the transfers that dominate JCTs here (see `link_offered_load`). In this plug-in
+#   the executor head has no effect (one task per stage, no reservations) and servers are handed
+#   out most-recently-freed first, so the only lever is the stage head: *which* runnable task
+#   goes next (e.g. the job that just freed a server, whose task then stays on that server and
+#   sends nothing over the link; older jobs first). Being work-conserving, it cannot hold servers
+#   back as Spark fair's per-job cap does, so Spark fair stays far ahead in our budget.
+# * In Figs. 3-5 the retrained weights run on the 80-server cluster ("Decima (retrained in our
+#   simulator)"): trained at 16 servers, so out of distribution in cluster size, as the public
+#   weights are (trained at 50).
+# * The paper's Decima gaps (up to 350x) come from its authors' model and simulator; ours are in
+#   the figure notebooks next to the paper's numbers.
+# * **Seed sensitivity (measured outside this notebook, same held-out sequences).** With `seed: 0`
+#   (default) 120 iterations give 1.06 s sampled / 1.09 s greedy. With `seed: 1` the same budget
+#   gives 1.04 s greedy (untrained 3.60 s) but still 8.60 s sampled: the ranking is learned, the
+#   stage head's logits are not yet sharp enough for sampling to follow it (at 80 iterations
+#   seed 0 was at 7.78 s sampled / 1.95 s greedy). The sampled number of one seed is therefore
+#   not a stable summary of this budget; the greedy rows are.

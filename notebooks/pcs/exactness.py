@@ -1,0 +1,68 @@
+# %% [markdown]
+# # PCS: our simulator against the authors' own per-job outputs
+#
+# Trace 0e4a51, first 1001 jobs, 64 GPUs, predictions on (`artifact_runs/workload2_1001apps_and_gavel`). For each run and column: jobs whose start / end / predicted start / predicted end differ by more than 1e-6 relative. The authors' times are shifted by their wall-clock offset (first submit time, e.g. 0.000179 s). PCS-bal and PCS-pred use the configs of commit b313687 (found by re-simulation, see `artifacts.RUN_CONFIGS`).
+#
+# The second table applies the README's Fig. 8b recipe to the authors' workload-3 per-job files.
+#
+# **Themis.** The authors stored no deterministic workload-2 Themis run, but their workload-3 runs behind Fig. 8 are deterministic: `generate("gavel", 3000, authors_rng(seed), load=1.2)` regenerates that workload exactly (sizes, demands *and* submit times: their generator drew each app's demand and then its gap from the seeded numpy stream), with a 600 s lease (their runs were named `gavel-contsingle`, so the 10 s lease of `gavel` did not apply). Our Themis is checked job by job there (third table), including its predictions: in those runs the replay keeps each job's true size in `t_ideal` and has no lease ticks (`Themis.fig8_runs`). The paper's Fig. 7 and the 2024 public code predict differently (estimated remaining size, lease ticks in the replay: our default), see the Fig. 7 section below.
+
+# %% tags=["parameters"]
+# Parameters (papermill); output_root empty = scratch run. Values = params.yaml, default profile.
+output_root = ""
+profile = "default"
+gpus = 64  # as the authors' runs
+themis_seeds = [1954, 3266, 5897, 6359, 9005]  # the authors' Fig. 8 seeds
+
+# %%
+from schedlab.notebooks import Outputs, apply_profile
+if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
+    apply_profile(globals(), "pcs/exactness", profile)
+
+import matplotlib.pyplot as plt
+
+from schedlab import data, io
+from schedlab.pcs import experiments as X, load_trace, make_policy, metrics, simulate
+from schedlab.pcs.artifacts import load_run, run_config, trace_0e4a51
+from schedlab.reference import paper_values
+
+out = Outputs(output_root, "pcs/exactness")
+
+# %%
+ex = X.exactness_table(gpus)  # one simulation per authors' run, on all cores (schedlab.parallel)
+io.atomic_write_text(out.results("exactness.csv"), ex.to_csv(index=False))
+ex.pivot(index="run", columns="column", values="jobs_off")
+
+# %%
+f8 = metrics.fig8_aggregate(X.authors_w3_runs(themis_seeds))
+io.atomic_write_text(out.results("fig8_authors_recipe.csv"), f8.to_csv(index=False))
+f8
+
+# %%
+th = X.themis_exactness_table(themis_seeds, gpus)
+io.atomic_write_text(out.results("themis_exactness.csv"), th.to_csv(index=False))
+th.pivot(index="run", columns="column", values="jobs_off")
+
+# %% [markdown]
+# **Themis on workload-2 (Fig. 7, whole traces).** The main schedule reproduces the paper's normalised avg JCT only when `rho` values time through the job's speedup table (`valuation="speedup"`, our default): 0e4a51 1.324 as printed (also b436b2 1.552, 6214e9 1.341, 6c71a0 1.498, 2869ce 1.652; ee9e8c gives 1.897 vs 1.898). The 2024 public code divides by the GPU count (`valuation="linear"`): 1.312 on 0e4a51.
+#
+# Predictions: the paper's Themis Pred_err on **2869ce** (every arrival predicted, 956 jobs) is reproduced by our default replay (estimated remaining size in `t_ideal`, lease ticks inside the replay): avg 33.820 %, p99 122.788 % (paper 33.82, 122.788). The same replay with the linear valuation equals the authors' 2024 per-job Themis output on ee9e8c (`new_data/THEMIS_ee9e8c_result.csv` of their repository, all 5452 jobs: start, end, predicted start and end; an optional input, see `benchmarks/results/pcs_themis_2024_ee9e8c.txt`). On **0e4a51** no variant reproduces the paper's avg Pred_err (default 48.363 % vs 47.967 %; p99 212.352 % vs 212.425 %) although the JCTs match; we could not find why (one possibility: that run predicted only a random subset of arrivals, as the authors' code does for traces over 5000 jobs).
+
+# %%
+tv = X.themis_variants_fig7({t: load_trace(data.require(f"pcs/workload2_philly_traces/trace_{t}.csv.gz"))
+                             for t in ["0e4a51", "2869ce"]}, gpus)
+paper = paper_values("pcs", "fig7.")  # reference/pcs.yaml
+for col, metric in [("paper_norm_avg_jct", "norm_avg_jct"), ("paper_avg_pred_error", "avg_pred_error_pct"),
+                    ("paper_p99_pred_error", "p99_pred_error_pct")]:
+    tv[col] = tv.trace.map(lambda t: paper[f"fig7.{t}.Themis.{metric}"])
+io.atomic_write_text(out.results("themis_variants_fig7.csv"), tv.to_csv(index=False))
+tv
+
+# %%
+w = trace_0e4a51(1001)
+ours = simulate(w, make_policy("PCS", run_config("PCS_jct")), gpus, predict=True)
+theirs = load_run("PCS_jct")
+fig, ax = plt.subplots(figsize=(4, 4))
+ax.loglog(theirs.estimated_end_time - theirs.submit_time, ours.estimated_end_time - ours.submit_time, ".", ms=3)
+ax.set_xlabel("authors: predicted JCT (s)"); ax.set_ylabel("ours: predicted JCT (s)"); ax.set_title("PCS-JCT, 0e4a51")
+io.savefig(fig, out.figures("pcs_jct_agreement.png"))

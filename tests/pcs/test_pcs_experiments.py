@@ -1,0 +1,49 @@
+"""PCS experiment drivers through schedlab.parallel: same numbers serial, on 2 processes, and
+as the plain per-policy loop."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from schedlab.pcs import experiments as X
+from schedlab.pcs import metrics, simulate
+from schedlab.pcs.artifacts import trace_0e4a51
+
+FIG7 = ["AFS", "Tiresias", "Themis", "FIFO", "PCS-JCT", "PCS-bal", "PCS-pred"]
+
+
+@pytest.fixture(scope="module")
+def w120():
+    return trace_0e4a51(120)
+
+
+def _loop_fig7(workloads, gpus):
+    """Fig. 7 as the notebook computed it before the executor: one policy after another."""
+    rows = []
+    for tr, w in workloads.items():
+        labels = X.fig7_labels(tr, FIG7)
+        pols = X.policy_set(labels, X.fig7_config_key(tr))
+        runs = {lab: simulate(w, pols[lab], gpus, predict=True) for lab in labels}
+        rows.append(metrics.fig7_aggregate(runs).assign(trace=tr, jobs=len(w)))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_fig7_table_same_on_every_backend(w120):
+    workloads = {"0e4a51": w120, "2869ce": w120.head(80)}
+    expected = _loop_fig7(workloads, 16)
+    assert expected.policy.tolist() == FIG7 + ["AFS", "Tiresias", "Themis", "FIFO"]
+    for executor in (1, 2):
+        got = X.fig7_table(workloads, FIG7, 16, executor=executor)
+        pd.testing.assert_frame_equal(got, expected, check_exact=True)
+
+
+def test_run_many_seeds_each_task(w120):
+    pols = X.policy_set(["FIFO", "PCS-JCT"], "0e4a51")
+    runs = X.run_many(w120, pols, 16, p_error=20, seed=5, executor=2)
+    assert list(runs) == ["FIFO", "PCS-JCT"]
+    for lab, df in runs.items():
+        ref = simulate(w120, X.policy_set([lab], "0e4a51")[lab], 16, predict=True, p_error=20,
+                       rng=np.random.default_rng(5))
+        pd.testing.assert_frame_equal(df, ref, check_exact=True)

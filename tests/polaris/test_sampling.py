@@ -1,0 +1,47 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from schedlab.polaris import sampling
+from schedlab.polaris.schema import TABLE_I_SIZES, TABLE_I_TARGET
+from schedlab.reference import paper_values
+
+
+def test_table_i_exact():
+    paper = paper_values("polaris", "table1.")
+    sizes = sampling.stratum_sizes(TABLE_I_SIZES, TABLE_I_TARGET)
+    assert sizes == {w: paper[f"table1.{w}.sampled"] for w in TABLE_I_SIZES}
+    assert sum(sizes.values()) == 100_001
+    assert sum(TABLE_I_SIZES.values()) == 36_690_185
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="unknown workload"):
+        sampling.stratum_sizes({"bert": 10, "gpt5": 3}, 5)
+    with pytest.raises(sampling.EmptyStratumError, match="vgg"):
+        sampling.stratum_sizes({"bert": 10, "vgg": 0}, 5, strata=["bert", "vgg"])
+    with pytest.raises(sampling.EmptyStratumError, match="nmt"):
+        sampling.stratum_sizes({"bert": 10_000, "nmt": 1}, 100)
+    with pytest.raises(ValueError, match="total"):
+        sampling.stratum_sizes({"bert": 10}, 11)
+
+
+def test_dataframe_and_duckdb_paths_agree(tmp_path):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"row": np.arange(5000), "workload": rng.choice(["bert", "ctr", "rl"], 5000, p=[.6, .3, .1]),
+                       "x": rng.random(5000)})
+    df.to_parquet(tmp_path / "j.parquet")
+    a = sampling.stratified_sample(df, 700, np.random.default_rng(42))
+    b = sampling.stratified_sample(tmp_path / "j.parquet", 700, np.random.default_rng(42))
+    assert a["row"].tolist() == b["row"].tolist()
+    assert a["row"].is_unique
+    counts = df.workload.value_counts().to_dict()
+    assert a.workload.value_counts().to_dict() == sampling.stratum_sizes(counts, 700)
+
+
+def test_keep_zero_strata():
+    sizes = sampling.stratum_sizes({"bert": 10_000, "nmt": 1}, 100, on_zero="keep")
+    assert sizes == {"bert": 100, "nmt": 0}
+    df = pd.DataFrame({"row": np.arange(10_001), "workload": ["nmt"] + ["bert"] * 10_000})
+    out = sampling.stratified_sample(df, 100, np.random.default_rng(0), on_zero="keep")
+    assert out.workload.value_counts().to_dict() == {"bert": 100}
