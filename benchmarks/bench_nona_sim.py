@@ -80,12 +80,7 @@ def time_sweep(p3: dict, workers: list[int]) -> None:
     first = None
     for k in workers:
         with tempfile.TemporaryDirectory() as tmp, Executor(workers=k) as ex:
-            setup = experiments.FigureSweep(
-                schemes=p3["schemes"], servers=p3["servers"], duration=p3["duration"], seed=p3["seed"],
-                models=p3["models"], workload=p3["workload"], tables_dir=tmp, optimiser_method=p3["optimiser_method"],
-                expert_budget=p3["expert_budget"], expert_duration=p3["expert_duration"],
-                decima_duration=p3["decima_duration"], nona_tables=p3["nona_tables"], star_tables=p3["star_tables"],
-                decima_weights=p3["decima_weights"])
+            setup = experiments.FigureSweep.from_params(p3, tables_dir=tmp)
             t0 = time.perf_counter()
             rows, _ = setup.run(points, executor=ex, progress=False)
             wall = time.perf_counter() - t0

@@ -132,3 +132,29 @@ def test_table2_notebook_smoke(tmp_path):
 def test_interactive_outputs_go_to_scratch():
     out = notebooks.Outputs("", "nona/table2")
     assert paths.SCRATCH in out.results("x.csv").parents
+
+
+def test_sync_carries_an_edit_from_either_side(tmp_path):
+    """`make notebooks-sync`: the side edited last wins, and both come out in canonical form."""
+    import os
+    import shutil
+    import time
+
+    shutil.copy(paths.NOTEBOOKS / "jupytext.toml", tmp_path)
+    nb_path = tmp_path / "table2.ipynb"
+    shutil.copy(paths.NOTEBOOKS / "nona/table2.ipynb", nb_path)
+    shutil.copy(paths.NOTEBOOKS / "nona/table2.py", tmp_path / "table2.py")
+    assert notebooks.sync([nb_path]) == []
+    script = tmp_path / "table2.py"
+    script.write_text(script.read_text().replace('figure_model = "resnet18"', 'figure_model = "vgg16"'))
+    later = time.time() + 5
+    os.utime(script, (later, later))
+    assert notebooks.sync([nb_path]) == [nb_path]
+    assert 'figure_model = \\"vgg16\\"' in nb_path.read_text()
+    nb = nbformat.read(nb_path, as_version=4)
+    nb.cells[0].source += "\nOne more line."
+    nbformat.write(nb, nb_path)
+    later += 5
+    os.utime(nb_path, (later, later))
+    assert notebooks.sync([nb_path]) == [script]
+    assert "# One more line." in script.read_text()

@@ -294,10 +294,10 @@ def sync(paths_: list[Path] | None = None) -> list[Path]:
     changed = []
     for nb_path in paths_ or all_notebooks():
         script = nb_path.with_suffix(".py")
+        before = {p: p.read_text() if p.is_file() else None for p in (nb_path, script)}
         if script.is_file():
             jupytext_cli(["--sync", "--quiet", str(nb_path)])
-        before_nb = nb_path.read_text()
-        nb = nbformat.reads(before_nb, as_version=4)
+        nb = nbformat.reads(nb_path.read_text(), as_version=4)
         if (nb.nbformat, nb.nbformat_minor) < (4, 5):
             nb.nbformat_minor = 5
         _clean(nb)
@@ -305,8 +305,9 @@ def sync(paths_: list[Path] | None = None) -> list[Path]:
         text_nb = nbformat.writes(nb) + "\n"
         text_py = jupytext.writes(nb, fmt="py:percent", config=config)
         for path, new in ((nb_path, text_nb), (script, text_py)):
-            if not path.is_file() or path.read_text() != new:
+            if path.read_text() != new if path.is_file() else True:
                 atomic_write_text(path, new)
+            if before[path] != new:
                 changed.append(path)
     return changed
 

@@ -45,11 +45,8 @@ from schedlab.nona import experiments
 from schedlab.nona.plotting import SCHEME_STYLE
 
 out = Outputs(output_root, "nona/fig4")
-setup = experiments.FigureSweep(
-    schemes=schemes, servers=servers, duration=duration, seed=seed, models=models, workload=workload,
-    tables_dir=out.results("tables/fig4"), optimiser_method=optimiser_method, expert_budget=expert_budget,
-    expert_duration=expert_duration, decima_duration=decima_duration, nona_tables=nona_tables,
-    star_tables=star_tables, decima_weights=decima_weights)
+# the sweep's settings are this notebook's parameters (schemes, servers, windows, tables, ...)
+setup = experiments.FigureSweep.from_params(globals(), tables_dir=out.results("tables/fig4"))
 paper = experiments.paper_numbers(experiments.PAPER_LAYOUT["fig4"])  # reference/nona.yaml
 print(f"profile {profile}: {servers} servers, window {duration:g} s (+10% warm-up); "
       f"Decima's window {decima_duration:g} s")

@@ -35,9 +35,7 @@ from schedlab import io, paths
 from schedlab.nona import experiments
 
 out = Outputs(output_root, "nona/model_error")
-setup = experiments.FigureSweep(
-    schemes=["nona"], servers=servers, duration=duration, seed=seed, models=models, workload=workload,
-    tables_dir=out.results("tables/model_error"), optimiser_method=optimiser_method, nona_tables=nona_tables)
+setup = experiments.FigureSweep.from_params(globals(), tables_dir=out.results("tables/model_error"), schemes=["nona"])
 print(f"profile {profile}: {servers} servers, window {duration:g} s (+10% warm-up)")
 
 # %%

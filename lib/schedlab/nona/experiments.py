@@ -364,6 +364,21 @@ class FigureSweep:
                      star_tables=self.star_tables, decima_weights=self.decima_weights, keep_jobs=keep_jobs,
                      executor=executor, progress=progress)
 
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], tables_dir: str | Path, **overrides: Any) -> "FigureSweep":
+        """The sweep a figure's parameters describe: every field taken by name from ``params``
+        (its ``params.yaml`` section, or a notebook's ``globals()``), other keys ignored.
+
+        >>> s = FigureSweep.from_params({"schemes": ["nona"], "servers": 8, "duration": 5.0, "seed": 0,
+        ...                              "loads": [0.5]}, tables_dir="t")
+        >>> s.servers, s.expert_budget
+        (8, 40)
+        """
+        from dataclasses import fields
+
+        names = {f.name for f in fields(cls)} - {"tables_dir"}
+        return cls(tables_dir=tables_dir, **{**{k: params[k] for k in names if k in params}, **overrides})
+
     def with_changes(self, **changes: Any) -> "FigureSweep":
         """A copy with some settings changed (e.g. another workload for a sensitivity sweep)."""
         return replace(self, **changes)
