@@ -37,6 +37,33 @@ def test_notebook_is_in_the_form_jupyter_saves(path):
     assert text == nbformat.writes(nb) + "\n", f"{path}: not in Jupyter's saved form; run `make notebooks-sync`"
 
 
+def test_saving_in_jupyterlab_changes_nothing(tmp_path):
+    """Load and save every notebook through jupytext's contents manager on Jupyter's own file
+    manager, as JupyterLab's server does when a user opens a notebook and saves it unchanged:
+    both files of every pair must come back byte for byte."""
+    import asyncio
+    import shutil
+
+    pytest.importorskip("jupyter_server")
+    from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+    from jupytext.async_contentsmanager import build_async_jupytext_contents_manager_class
+
+    root = tmp_path / "notebooks"
+    shutil.copytree(paths.NOTEBOOKS, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    manager = build_async_jupytext_contents_manager_class(AsyncLargeFileManager)(root_dir=str(root))
+
+    async def open_and_save(rel: str) -> None:
+        model = await manager.get(rel, content=True)
+        await manager.save({"type": "notebook", "format": "json", "content": model["content"]}, rel)
+
+    for path in ALL_NOTEBOOKS:
+        rel = path.relative_to(paths.NOTEBOOKS).as_posix()
+        asyncio.run(open_and_save(rel))
+        for suffix in (".ipynb", ".py"):
+            saved = (root / rel).with_suffix(suffix).read_text()
+            assert saved == path.with_suffix(suffix).read_text(), f"saving {rel} in JupyterLab rewrites its {suffix}"
+
+
 @pytest.mark.parametrize("path", ALL_NOTEBOOKS, **NB_IDS)
 def test_paired_script_matches_the_notebook(path):
     """NAME.py is NAME.ipynb as a jupytext percent script: an edit to one side alone fails here."""

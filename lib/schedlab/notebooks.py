@@ -301,6 +301,10 @@ def sync(paths_: list[Path] | None = None) -> list[Path]:
         if (nb.nbformat, nb.nbformat_minor) < (4, 5):
             nb.nbformat_minor = 5
         _clean(nb)
+        # jupytext's contents manager records the pairing filters when JupyterLab saves; written
+        # here too, a notebook saved unchanged in Lab stays byte for byte the same
+        nb.metadata["jupytext"] = {"cell_metadata_filter": config.cell_metadata_filter,
+                                   "notebook_metadata_filter": config.notebook_metadata_filter}
         nbformat.validate(nb)
         text_nb = nbformat.writes(nb) + "\n"
         text_py = jupytext.writes(nb, fmt="py:percent", config=config)
