@@ -80,3 +80,20 @@ def test_cli_themis_variants(tmp_path, variant, kw):
     pd.testing.assert_series_equal(got.estimated_end_time, want.estimated_end_time,
                                    check_exact=False, rtol=1e-12)
     assert not got.estimated_end_time.equals(other.estimated_end_time)
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--p-error", "-50", "0<=x<100"),
+    ("--p-error", "100", "0<=x<100"),
+    ("--themis-lease", "0", "x>0"),
+])
+def test_cli_out_of_range_options_name_the_option(tmp_path, option, value, message):
+    from schedlab.cli import main
+
+    trace = tmp_path / "t.csv"
+    trace.write_text("app_id,submit_time,service,num_jobs,sleep_time\n0,0,10,1,0\n")
+    extra = ["--predict"] if option == "--p-error" else []
+    r = CliRunner().invoke(main, ["pcs", "simulate", "--trace", str(trace), "--policy", "THEMIS", option, value,
+                                  "--out", str(tmp_path / "o.csv"), *extra])
+    assert r.exit_code == 2 and option in r.output and message in r.output, r.output
+    assert not (tmp_path / "o.csv").exists()

@@ -14,8 +14,8 @@ def pcs() -> None:
 @click.option("--trace", "trace_path", required=True, type=click.Path(exists=True, dir_okay=False),
               help="Trace CSV in the authors' format (app_id,submit_time,service,num_jobs,sleep_time[,model_name]), .csv or .csv.gz.")
 @click.option("--policy", required=True, help="FIFO, SRSF (Tiresias), LAS, FS (Max-Min), AFS, THEMIS, PCS (WFQ).")
-@click.option("--themis-lease", default=600.0, show_default=True, type=float,
-              help="Themis lease in seconds (the authors: 600, 10 for the gavel workload).")
+@click.option("--themis-lease", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Themis lease in seconds, > 0 (the authors: 600, 10 for the gavel workload).")
 @click.option("--themis-variant", type=click.Choice(["paper", "2024", "fig8-runs"]), default="paper",
               show_default=True,
               help="Themis as the paper's Fig. 7 (speedup valuation), the authors' 2024 code (linear "
@@ -25,7 +25,9 @@ def pcs() -> None:
 @click.option("--gpus", default=64, show_default=True, type=int, help="Cluster size.")
 @click.option("--num-jobs", default=None, type=int, help="Simulate the first N jobs (default: all).")
 @click.option("--predict", is_flag=True, help="Predict each job's JCT at its arrival.")
-@click.option("--p-error", default=None, type=float, help="Job-size estimation error in percent (with --predict).")
+@click.option("--p-error", default=None, type=click.FloatRange(min=0, max=100, max_open=True),
+              help="Job-size estimation error in percent, 0 <= p < 100 (with --predict): each job's size "
+                   "estimate is its size times U(1 - p/100, 1 + p/100).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the p-error generator.")
 @click.option("--engine", type=click.Choice(["fast", "reference"]), default="fast", show_default=True)
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Per-job CSV to write.")
