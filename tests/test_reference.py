@@ -47,6 +47,10 @@ def test_every_reference_file_loads_and_points_at_pipeline_outputs():
             if v["measured"] is None:  # a paper value shown for context, never compared
                 assert "not compared" in v.get("note", ""), f"{f.name}:{v['id']}: say why it is not measured"
                 continue
+            if reference.is_timing(v):  # a time: kept outside DVC, so no stage may declare or need it
+                assert v["measured"]["file"].startswith(f"results/{f.stem}/timings/"), v["id"]
+                assert v["measured"]["file"] not in outs and v["measured"]["file"] not in compare["deps"], v["id"]
+                continue
             assert v["measured"]["file"] in outs, f"{f.name}:{v['id']} reads a file no stage makes"
             # otherwise the comparison goes stale when that result changes
             assert v["measured"]["file"] in compare["deps"], f"{f.stem}_compare lacks dep {v['measured']['file']}"
@@ -80,3 +84,21 @@ def test_paper_only_values_are_read_but_not_compared(tmp_path):
     assert reference.paper_values("demo", "a.", root=tmp_path) == {"a.x": 3, "a.y": 7}
     table = reference.compare("demo", root=tmp_path, reference_root=tmp_path)
     assert table.id.tolist() == ["a.x"] and table.match.tolist() == ["missing input"]
+
+
+def test_times_are_compared_apart(tmp_path, monkeypatch):
+    doc = {"values": [
+        {"id": "t.count", "quantity": "n", "paper": 3, "tolerance": 0, "source": "Table 1",
+         "measured": {"file": "results/demo/m.json", "key": "n"}},
+        {"id": "t.seconds", "quantity": "s", "paper": 13, "tolerance": None, "source": "Table 3",
+         "measured": {"file": "results/demo/timings/t.json", "key": "s"}}]}
+    (tmp_path / "demo.yaml").write_text(yaml.safe_dump(doc))
+    (tmp_path / "results/demo/timings").mkdir(parents=True)
+    (tmp_path / "results/demo/m.json").write_text('{"n": 3}')
+    (tmp_path / "results/demo/timings/t.json").write_text('{"s": 0.02}')
+    monkeypatch.setattr(paths, "REFERENCE", tmp_path)
+    reference.write_comparison("demo", tmp_path / "results/demo", root=tmp_path)
+    main = json.loads((tmp_path / "results/demo/comparison.json").read_text())
+    times = json.loads((tmp_path / "results/demo/timings/comparison.json").read_text())
+    assert list(main["values"]) == ["t.count"] and main["summary"]["yes"] == 1
+    assert list(times["values"]) == ["t.seconds"] and times["values"]["t.seconds"]["ours"] == 0.02

@@ -156,6 +156,13 @@ class Outputs:
     def figures(self, filename: str) -> Path:
         return self.root / "figures" / self.paper / filename
 
+    def timings(self, filename: str) -> Path:
+        """Where wall-clock and CPU times go: ``results/<paper>/timings/``, which no stage
+        declares as an output and none depends on, so the pipeline's outputs stay byte for byte
+        the same from run to run while the times are still kept (and compared with the papers'
+        in ``timings/comparison.md``)."""
+        return self.root / "results" / self.paper / paths.TIMINGS / filename
+
 
 class Interrupted(KeyboardInterrupt):
     """A notebook run stopped by a signal (SIGTERM, SIGHUP) or by the death of its parent."""

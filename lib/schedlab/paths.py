@@ -44,6 +44,8 @@ NOTEBOOKS: Path = ROOT / "notebooks"
 REFERENCE: Path = ROOT / "reference"
 PARAMS: Path = ROOT / "params.yaml"
 SCRATCH: Path = DATA / "scratch"  # where interactive notebook runs write by default
+#: sub-folder of results/<paper>/ for wall-clock and CPU times: never a DVC output, never a dependency
+TIMINGS = "timings"
 
 DEFAULT_MIRROR: Path = ROOT.parent / "shared" / "data"
 

@@ -111,13 +111,28 @@ def measure(locator: dict, root: Path) -> Any:
     return None if pd.isna(value) else value.item() if hasattr(value, "item") else value
 
 
-def compare(paper: str, root: Path | None = None, reference_root: Path | None = None) -> pd.DataFrame:
-    """One row per published number: paper value, ours, tolerance, match."""
+def is_timing(entry: dict) -> bool:
+    """An entry measured from a file under ``results/<paper>/timings/`` (a wall-clock or CPU
+    time): compared in its own report, outside the pipeline's deterministic outputs."""
+    measured = entry.get("measured")
+    return measured is not None and f"/{paths.TIMINGS}/" in f"/{measured['file']}"
+
+
+def compare(paper: str, root: Path | None = None, reference_root: Path | None = None, *,
+            timings: bool = False) -> pd.DataFrame:
+    """One row per published number: paper value, ours, tolerance, match.
+
+    ``timings=False``: the numbers the pipeline reproduces (the same on every run);
+    ``timings=True``: the times (seconds of solving, training, simulating), which vary from
+    run to run and machine to machine.
+    """
     root = root or paths.ROOT
     doc = load_reference(paper, reference_root)
     rows = []
     for v in doc["values"]:
         if v["measured"] is None:  # a paper value shown beside a table of ours, never measured
+            continue
+        if is_timing(v) != timings:
             continue
         ours = measure(v["measured"], root)
         tol = v.get("rel_tolerance")
@@ -142,19 +157,28 @@ def to_markdown(table: pd.DataFrame, title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_comparison(paper: str, out_dir: Path, root: Path | None = None) -> pd.DataFrame:
-    """Write ``comparison.json`` (a DVC metric) and ``comparison.md`` under ``out_dir``."""
-    table = compare(paper, root)
-    summary = {k: int((table["match"] == k).sum()) for k in ("yes", "no", "missing input", "not asserted")}
-    metrics = {
+def _metrics(paper: str, table: pd.DataFrame) -> dict:
+    return {
         "paper": paper,
-        "summary": summary,
+        "summary": {k: int((table["match"] == k).sum()) for k in ("yes", "no", "missing input", "not asserted")},
         "values": {
             r["id"]: {"paper": r["paper"], "ours": None if _is_missing(r["ours"]) else r["ours"],
                       "tolerance": r["tolerance"], "match": r["match"], "source": r["source"]}
             for _, r in table.iterrows()
         },
     }
-    atomic_write_json(out_dir / "comparison.json", metrics)
+
+
+def write_comparison(paper: str, out_dir: Path, root: Path | None = None) -> pd.DataFrame:
+    """Write ``comparison.json`` (a DVC metric) and ``comparison.md`` under ``out_dir``, and the
+    times compared with the paper's to ``out_dir/timings/comparison.{json,md}`` (no DVC output:
+    they change from run to run). Returns the first table."""
+    table = compare(paper, root)
+    atomic_write_json(out_dir / "comparison.json", _metrics(paper, table))
     atomic_write_text(out_dir / "comparison.md", to_markdown(table, f"{paper}: paper vs schedlab"))
+    times = compare(paper, root, timings=True)
+    if len(times):
+        atomic_write_json(out_dir / paths.TIMINGS / "comparison.json", _metrics(paper, times))
+        atomic_write_text(out_dir / paths.TIMINGS / "comparison.md",
+                          to_markdown(times, f"{paper}: times, paper vs schedlab (this run, this machine)"))
     return table
