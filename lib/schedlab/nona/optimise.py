@@ -873,7 +873,10 @@ def to_json(result: Result, load: float | None = None, all_options: bool = False
     """The optimiser output read by the simulator (format in helpers' nona_api.md).
 
     Options with probability exactly 0 are left out unless ``all_options`` (they are never
-    sampled; GPT-2's traced DAG has ~2400 options per attention block).
+    sampled; GPT-2's traced DAG has ~2400 options per attention block). The wall-clock
+    ``result.solve_seconds`` is left out too: these tables are dependencies of the simulations,
+    and a time in them would make every re-solve look like new input (the notebooks write the
+    times to ``results/nona/timings/``).
     """
     prob = result.problem
     dists = result.distributions()
@@ -892,7 +895,6 @@ def to_json(result: Result, load: float | None = None, all_options: bool = False
         "method": result.method,
         "objective": result.objective,
         "mean_jct_s": result.mean_jct_s,
-        "solve_seconds": result.solve_seconds,
         "link_load": result.rho,
         "phi_s": result.phi,
         "lower_bound": result.lower_bound,

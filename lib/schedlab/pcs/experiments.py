@@ -312,6 +312,33 @@ def _fig9a_point(point: tuple[int, int], full: Workload, config: Sequence[float]
     return rows
 
 
+#: Fig. 9a/9b columns that are times (or depend on the machine: ``workers``), kept apart from
+#: the deterministic columns (events, classes, evaluations, front size) so that the pipeline's
+#: outputs are the same on every run; the Fig. 9 notebook writes them under ``timings/``.
+FIG9A_TIMING_COLUMNS = ("cpu_s", "cpu_s_std", "wall_s")
+FIG9B_TIMING_COLUMNS = ("wall_s", "eval_cpu_s", "cpu_per_eval_s", "workers", "projected_wall_idle_s")
+FIG9_KEY_COLUMNS = ("jobs", "gpus")
+
+
+def split_timings(table: pd.DataFrame, timing_columns: Sequence[str],
+                  key_columns: Sequence[str] = FIG9_KEY_COLUMNS) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``table`` without ``timing_columns``, and the key columns with the timing columns.
+
+    The first part is reproduced byte for byte on every run; the second varies with the
+    machine and its load.
+
+    >>> t = pd.DataFrame({"jobs": [8], "gpus": [4], "events": [30], "wall_s": [0.2]})
+    >>> results, times = split_timings(t, ["wall_s"])
+    >>> list(results.columns), list(times.columns)
+    (['jobs', 'gpus', 'events'], ['jobs', 'gpus', 'wall_s'])
+    """
+    missing = [c for c in [*key_columns, *timing_columns] if c not in table.columns]
+    if missing:
+        raise KeyError(f"split_timings: no column {missing} in {list(table.columns)}")
+    results = table.drop(columns=list(timing_columns))
+    return results, table[[*key_columns, *timing_columns]].copy()
+
+
 def fig9a_timings(full: Workload, sim_jobs: Sequence[int], sim_gpus: Sequence[int],
                   repeats: int, config: Sequence[float],
                   executor: Executorish = None) -> pd.DataFrame:
