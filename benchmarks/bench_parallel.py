@@ -76,6 +76,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="executor sizes, the first is the reference")
     ap.add_argument("--only", choices=["nona", "pcs"], default=None)
     args = ap.parse_args()
+    os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars would interleave with the figures
 
     from schedlab.parallel import Executor, available_cores
 

@@ -15,6 +15,9 @@
 # * **Times** are CPU seconds of the simulation process (`time.process_time`) and wall seconds;
 #   the machine running the pipeline may be shared, so CPU time is the comparable one. A
 #   search's projected wall time on `workers` idle cores is its summed evaluation CPU / workers.
+#   Times change from run to run, so they (with the paper's times and the 9a/9b figure) go to
+#   `results/pcs/timings/` (no pipeline output); `fig9a.csv`/`fig9b.csv` keep what is the same on
+#   every run: classes and simulator events per run, evaluations and front size per search.
 # * **9c "found"**: one seeded search per (space, seed) with the largest budget; the points found
 #   with budget b are the non-dominated feasible evaluations among its first b (the archive).
 #   The reference front is the non-dominated set of all runs' archives; a reference point is
@@ -78,7 +81,9 @@ def paper_ab(fig, jobs, gpus):
 f9a = X.fig9a_timings(full, sim_jobs, sim_gpus, sim_repeats, config, executor=1)  # timings: one simulation at a time
 f9a["paper_min"] = [paper_ab("a", j, g) for j, g in zip(f9a.jobs, f9a.gpus)]
 f9a["ours_min"] = f9a.cpu_s / 60
-io.atomic_write_text(out.results("fig9a.csv"), f9a.to_csv(index=False))
+f9a_results, f9a_times = X.split_timings(f9a, [*X.FIG9A_TIMING_COLUMNS, "paper_min", "ours_min"])
+io.atomic_write_text(out.results("fig9a.csv"), f9a_results.to_csv(index=False))
+io.atomic_write_text(out.timings("fig9a.csv"), f9a_times.to_csv(index=False))
 f9a
 
 # %% [markdown]
@@ -90,7 +95,9 @@ if full_search:
     grid.append((full_search["jobs"], full_search["gpus"], full_search["budget"]))
 f9b = X.fig9b_searches(full, grid, objs, executor=workers)
 f9b["paper_s"] = [paper_ab("b", j, g) for j, g in zip(f9b.jobs, f9b.gpus)]
-io.atomic_write_text(out.results("fig9b.csv"), f9b.to_csv(index=False))
+f9b_results, f9b_times = X.split_timings(f9b, [*X.FIG9B_TIMING_COLUMNS, "paper_s"])
+io.atomic_write_text(out.results("fig9b.csv"), f9b_results.to_csv(index=False))
+io.atomic_write_text(out.timings("fig9b.csv"), f9b_times.to_csv(index=False))
 summ = json.loads(open(data.require("pcs/pareto_search/wfq_pareto_fronts_workload2_2023-11_summary.json")).read())
 auth_t = pd.DataFrame([{"file": s["file"], "jobs": s["num_apps"], "evaluations": s["evaluations"],
                         "computing_time_min": s["computing_time_s"] / 60} for s in summ])
@@ -112,8 +119,11 @@ f9c["reference_points"] = len(reference)
 io.atomic_write_text(out.results("fig9c.csv"), f9c.to_csv(index=False))
 f9c
 
+# %% [markdown]
+# ## Figures: 9c (the same on every run) and the times of 9a/9b (under `timings/`)
+
 # %%
-fig, ax = plt.subplots(1, 3, figsize=(14, 4))
+fig, ax = plt.subplots(1, 2, figsize=(10, 4))
 for jobs, g in f9a.groupby("jobs"):
     ax[0].errorbar(g.gpus, g.cpu_s / 60, yerr=g.cpu_s_std.fillna(0) / 60, marker="o", label=f"ours, {jobs} jobs")
 for k in ("512", "1024"):
@@ -126,12 +136,17 @@ for (jobs, gpus), g in f9b.groupby(["jobs", "gpus"]):
 for k in ("512", "1024"):
     ax[1].plot(paper["b"]["gpus"], np.array(paper["b"][k]["values"]) / 60, "--x", label=f"paper, {k} jobs")
 ax[1].set(xscale="log", yscale="log", xlabel="GPUs", ylabel="minutes per front", title="9b")
-ax[1].legend(fontsize=6)
-for space, g in f9c.groupby("space"):
-    ax[2].plot(g.budget, g.share_pct, "-o", label=f"ours, {space}")
-ax[2].plot(pc["labels"], pc["heuristics"], "--x", label="paper, heuristics")
-ax[2].plot(pc["labels"], pc["without_heuristics"], "--x", label="paper, without")
-ax[2].set(xlabel="evaluation budget", ylabel="% of Pareto points found", title="9c")
-ax[0].legend(fontsize=6); ax[2].legend(fontsize=7)
+ax[0].legend(fontsize=6); ax[1].legend(fontsize=6)
 fig.tight_layout()
-io.savefig(fig, out.figures("fig9.png"))
+io.savefig(fig, out.timings("fig9ab.png"))
+
+# %%
+fig, ax = plt.subplots(figsize=(5, 4))
+for space, g in f9c.groupby("space"):
+    ax.plot(g.budget, g.share_pct, "-o", label=f"ours, {space}")
+ax.plot(pc["labels"], pc["heuristics"], "--x", label="paper, heuristics")
+ax.plot(pc["labels"], pc["without_heuristics"], "--x", label="paper, without")
+ax.set(xlabel="evaluation budget", ylabel="% of Pareto points found", title="9c")
+ax.legend(fontsize=7)
+fig.tight_layout()
+io.savefig(fig, out.figures("fig9c.png"))

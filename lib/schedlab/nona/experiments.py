@@ -429,6 +429,26 @@ def same_window_gains(rows: pd.DataFrame, nona_rows: pd.DataFrame, schemes: Sequ
     return same
 
 
+#: a sweep row's wall-clock columns (``simulate``'s ``wall_s``, ``events_per_s``): they vary from
+#: run to run, so the figure notebooks write them to ``results/nona/timings/``, not to their outputs
+TIMING_COLUMNS = ("wall_s", "events_per_s")
+#: what names a sweep row (one scheme at one point)
+ROW_KEYS = ("load", "bandwidth_gbps", "scheme")
+
+
+def split_timings(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A sweep's rows without their wall-clock columns, and those columns under the row keys.
+
+    >>> rows = pd.DataFrame({"load": [0.5], "bandwidth_gbps": [10.0], "scheme": ["nona"],
+    ...                      "mean_jct_s": [0.2], "wall_s": [1.5], "events_per_s": [4e5]})
+    >>> kept, times = split_timings(rows)
+    >>> list(kept.columns), list(times.columns)
+    (['load', 'bandwidth_gbps', 'scheme', 'mean_jct_s'], ['load', 'bandwidth_gbps', 'scheme', 'wall_s', 'events_per_s'])
+    """
+    timing = [c for c in TIMING_COLUMNS if c in rows.columns]
+    return rows.drop(columns=timing), rows[[*ROW_KEYS, *timing]]
+
+
 def ratio_table(rows: pd.DataFrame, key: str, col: str) -> pd.DataFrame:
     """Scheme value / Nona value of column ``col`` at every point of the sweep (index ``key``)."""
     base = rows[rows.scheme == "nona"].set_index(key)[col]

@@ -262,6 +262,32 @@ def run_grid(X: np.ndarray, cfgs: list[Config], cache_dir: str | Path, *, n_jobs
     return pd.DataFrame([rows[k] for k in keys])
 
 
+#: Per-run times in a grid table (wall and CPU seconds): they change from run to run (and a
+#: cached run keeps the times of the run that computed it), so pipeline outputs leave them out.
+TIMING_COLUMNS = ("fit_seconds", "seconds", "cpu_seconds")
+#: The columns naming a run, kept next to its times.
+RUN_COLUMNS = ("algorithm", "transform", "metric", "min_cluster_size", "key")
+
+
+def split_timings(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A grid table (:func:`run_grid`) without its :data:`TIMING_COLUMNS`, and the times with
+    the :data:`RUN_COLUMNS` that name each run.
+
+    >>> t = pd.DataFrame([{"algorithm": "hdbscan", "transform": "standard_scaler", "metric": "euclidean",
+    ...                    "min_cluster_size": 50, "n_clusters": 3, "fit_seconds": 1.5, "seconds": 1.7,
+    ...                    "cpu_seconds": 1.6, "key": "ab12"}])
+    >>> results, times = split_timings(t)
+    >>> list(results.columns)
+    ['algorithm', 'transform', 'metric', 'min_cluster_size', 'n_clusters', 'key']
+    >>> list(times.columns)
+    ['algorithm', 'transform', 'metric', 'min_cluster_size', 'key', 'fit_seconds', 'seconds', 'cpu_seconds']
+    """
+    missing = [c for c in (*RUN_COLUMNS, *TIMING_COLUMNS) if c not in table.columns]
+    if missing:
+        raise KeyError(f"grid table has no column {missing} (columns: {list(table.columns)})")
+    return table.drop(columns=list(TIMING_COLUMNS)), table[[*RUN_COLUMNS, *TIMING_COLUMNS]].copy()
+
+
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Table IV: mean/min/max/std of the per-run statistics per algorithm."""
     cols = ["n_outliers", "n_clusters", "mean_cluster_size", "avg_silhouette", "davies_bouldin_score"]
