@@ -98,12 +98,14 @@ io.atomic_write_text(out.results("decima_train/curve.csv"), curve.drop(columns=c
 io.atomic_write_text(out.timings("decima_train_curve.csv"), curve[["iteration", *curve_times]].to_csv(index=False))
 times = {"train_seconds": res.train_seconds, "budget_s": float(budget_s), "within_budget": bool(res.train_seconds <= budget_s),
          "simulation_seconds": float(curve.sim_s.sum()), "cpu_seconds_this_session": cpu_this_session,
-         "servers": cfg.servers, "profile": profile}
+         "servers": cfg.servers, "profile": profile,
+         # this session's history, not the result: a re-run finds the finished checkpoint and resumes there
+         "resumed_from_iteration": res.resumed_from}
 io.atomic_write_json(out.timings("decima_train.json"), times)
-timing = {"budget_s": float(budget_s),
+run_info = {"budget_s": float(budget_s),
           "iterations": cfg.iterations, "rollouts": cfg.rollouts, "episode_s": cfg.episode_s, "servers": cfg.servers,
           "load": cfg.load, "init": cfg.init, "decisions": int(curve.decisions.sum()),
-          "resumed_from_iteration": res.resumed_from, "profile": profile,
+          "profile": profile,
           "hardware": "2 CPU cores shared with other jobs, PyTorch CPU float64 single thread",
           # trend of the learning curve (each iteration has its own arrival sequence: noisy)
           "curve_first5_mean_jct_s": float(curve.mean_jct_s.head(5).mean()),
@@ -111,8 +113,8 @@ timing = {"budget_s": float(budget_s),
           "curve_first5_mean_return": float(curve.mean_return.head(5).mean()),
           "curve_last5_mean_return": float(curve.mean_return.tail(5).mean()),
           "paper_hours": paper_hours, "paper_hardware": "Nvidia A100 (Table III)"}
-io.atomic_write_json(out.results("decima_train/training_time.json"), timing)
-{**timing, **times}
+io.atomic_write_json(out.results("decima_train/training_time.json"), run_info)
+{**run_info, **times}
 
 # %%
 # learning curve: each iteration draws its own arrival sequence, so the raw curve is noisy

@@ -23,6 +23,20 @@ def test_grid_finds_blobs_and_resumes(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(t1, t2)
 
 
+def test_split_timings_moves_the_seconds_apart(tmp_path):
+    X, _ = _blobs(np.random.default_rng(2), n=120)
+    cfgs = grid.configs(algorithms=["hdbscan"], transforms=["standard_scaler"], metrics=["euclidean"],
+                        min_cluster_sizes=[10, 20])
+    table = grid.run_grid(X, cfgs, tmp_path, progress=False)
+    results, times = grid.split_timings(table)
+    assert not set(grid.TIMING_COLUMNS) & set(results.columns)
+    assert list(results.columns) == [c for c in table.columns if c not in grid.TIMING_COLUMNS]
+    assert list(times.columns) == [*grid.RUN_COLUMNS, *grid.TIMING_COLUMNS]
+    assert times.key.tolist() == results.key.tolist() and (times.seconds >= times.fit_seconds).all()
+    with pytest.raises(KeyError, match="cpu_seconds"):
+        grid.split_timings(table.drop(columns=["cpu_seconds"]))
+
+
 def test_parallel_equals_serial(tmp_path):
     X, _ = _blobs(np.random.default_rng(1))
     cfgs = grid.configs(algorithms=["hdbscan", "optics"], transforms=["robust_scaler"], metrics=["euclidean"],

@@ -2,7 +2,10 @@
 
 import json
 
+import pandas as pd
+
 from schedlab import notebooks
+from schedlab.polaris import grid
 
 
 def test_pipeline_notebook_tiny(tmp_path):
@@ -15,3 +18,11 @@ def test_pipeline_notebook_tiny(tmp_path):
     assert 0 <= s["fig5_share_le_0_05"] <= s["fig5_share_le_5"] <= 1
     for f in ["pipeline_fig5.png", "pipeline_shap_summary.png", "pipeline_fig4_cpu_usage.png"]:
         assert (tmp_path / "figures/polaris" / f).stat().st_size > 0
+    # wall/CPU times go under timings/ (no pipeline output), never into the outputs DVC hashes
+    assert "timings_s" not in s
+    times = json.loads((tmp_path / "results/polaris/timings/pipeline_summary.json").read_text())
+    assert set(times["timings_s"]) == {"synthesize_s", "ingest_join_s", "sample_s", "grid_s", "train_s"}
+    grid_out = pd.read_csv(tmp_path / "results/polaris/pipeline_grid.csv")
+    grid_times = pd.read_csv(tmp_path / "results/polaris/timings/pipeline_grid.csv")
+    assert not set(grid.TIMING_COLUMNS) & set(grid_out.columns)
+    assert grid_times.key.tolist() == grid_out.key.tolist() and (grid_times.seconds >= 0).all()
