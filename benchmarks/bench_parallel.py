@@ -5,7 +5,8 @@ For each workload, in one run on the same machine: the wall time with ``Executor
 the numbers are identical (wall-clock columns aside). Each workload is the one its notebook
 runs under ``--profile`` (params.yaml), so a row is what the pipeline stage spends in it.
 
-Run: ``python benchmarks/bench_parallel.py [--profile teaching] [--workers 1 2] [--only nona|pcs]``.
+Run: ``python benchmarks/bench_parallel.py [--profile teaching] [--workers 1 2] [--only nona|pcs]
+[--figures nona_fig5 pcs_fig7]``.
 The machine (cores, load average) is printed first: on a shared machine, compare the ratio,
 not the seconds.
 """
@@ -75,6 +76,8 @@ def main() -> None:
     ap.add_argument("--profile", default="teaching", help="params.yaml profile of every workload (default: teaching)")
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="executor sizes, the first is the reference")
     ap.add_argument("--only", choices=["nona", "pcs"], default=None)
+    ap.add_argument("--figures", nargs="+", default=None,
+                    help="a subset of nona_fig3 nona_fig4 nona_fig5 pcs_fig7 (default: all)")
     args = ap.parse_args()
     os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars would interleave with the figures
 
@@ -87,6 +90,11 @@ def main() -> None:
         runs.update(nona_runs(args.profile))
     if args.only in (None, "pcs"):
         runs.update(pcs_runs(args.profile))
+    if args.figures:
+        unknown = sorted(set(args.figures) - set(runs))
+        if unknown:
+            ap.error(f"unknown --figures {unknown}; choose from {sorted(runs)}")
+        runs = {k: v for k, v in runs.items() if k in args.figures}
     for name, run in runs.items():
         ref, ref_wall = None, None
         for k in args.workers:
