@@ -33,8 +33,10 @@ reproduce: $(VENV)/.installed-test,trace  ## every table and figure (PROFILE=def
 test: $(VENV)/.installed-test,trace  ## the test suite, as CI runs it
 	$(BIN)/python -m pytest
 
-lab: $(VENV)/.installed-test,trace,lab  ## JupyterLab on the repository (notebooks paired by jupytext)
-	$(BIN)/jupyter lab --notebook-dir=. $(LAB_ARGS) $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+# on a server: make lab LAB_ARGS="--no-browser --ip=0.0.0.0 --port=8888", then open the printed URL
+lab: $(VENV)/.installed-test,trace,lab  ## JupyterLab on the repository, open at notebooks/start_here.ipynb
+	$(BIN)/jupyter lab --notebook-dir=. --ServerApp.default_url=/lab/tree/notebooks/start_here.ipynb \
+		$(LAB_ARGS) $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 bench: $(VENV)/.installed-test,trace  ## speed figures (benchmarks/bench_*.py)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

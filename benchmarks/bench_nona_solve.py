@@ -1,27 +1,55 @@
-"""Benchmark: Nona's optimiser, the three solvers side by side (printed, not asserted).
+"""Benchmark: Nona's optimiser, the solvers side by side (printed, not asserted).
 
-Prints, for each workload, each solver's wall time and process CPU time (decision space
-compiled + solved, as ``solve_seconds``; graph files read once beforehand), the objective and
-the excess over the certified `global` lower bound. Workloads: the five models of section IV
-(with our module-granularity GPT-2 trace), the four PipeDream models alone (the paper's
-workload minus GPT-2), and job f of section II. Then Table III's sweep: the five-model
-workload on 16..128 servers (load 0.5, 10 Gbps), every solver.
-Reference: the paper's single-threaded solver took 13 s (Table III); the issue's target is
-<= 0.1 s for `global` and `local`. The machine may be shared: compare the columns of one run.
+Default run (issue 14, "solver where it matters"): the five-model workload of section IV
+(80 servers, with our module-granularity GPT-2 trace) on the grid background link load
+{0, 0.01, 0.05, 0.1, 0.3} x compute load {0.1, 0.5, 0.9, 0.95} x bandwidth {1, 10, 100} Gbps.
+Per point: wall seconds (``solve_seconds``: decision space compiled + solved; graphs read
+once beforehand) of
 
-    .venv/bin/python benchmarks/bench_nona_solve.py [--repeats 3] [--penalty-max-iter 20000]
+* ``global`` (new default, ``lp="lagrange"``: Lagrangian bounds, no LP solver; median of
+  ``--repeats``), its certified gap, nodes and knapsack LPs, the number of distributions that
+  mix two options;
+* ``global`` with the HiGHS interval LPs (``lp="highspy"``, the reference; once) and its LPs;
+* ``local`` (once);
+* ``penalty`` (the paper's approach, section IV-F; once) on a representative subset only:
+  the three background loads where splitting pays (0.01, 0.05, 0.1) at load 0.5 and 10 Gbps
+  (``--penalty-points``), with ``--penalty-max-iter`` iterations (one 20,000-iteration run
+  takes minutes on the full workload).
+
+``compile`` is the part of every solver's time spent building the arrays (also median).
+The machine may be shared: the ``uptime`` lines give its load; compare columns of one run.
+
+    .venv/bin/python benchmarks/bench_nona_solve.py [--repeats 5] [--penalty-max-iter 2000]
+    .venv/bin/python benchmarks/bench_nona_solve.py --classic   # the earlier workloads + Table III sweep
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import statistics
+import subprocess
 import time
 
+import numpy as np
+
+from schedlab.nona import profiles
 from schedlab.nona.optimise import compile_problem, solve
 from schedlab.nona.workload import Cluster, build_workload, inference_classes, job_f
 
 METHODS = ("global", "local", "penalty")
+COMM_LOADS = (0.0, 0.01, 0.05, 0.1, 0.3)
+LOADS = (0.1, 0.5, 0.9, 0.95)
+BANDWIDTHS = (1.0, 10.0, 100.0)
+PENALTY_POINTS = ((0.01, 0.5, 10.0), (0.05, 0.5, 10.0), (0.1, 0.5, 10.0))
+
+
+def uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return f"load average {os.getloadavg()}"
 
 
 def timed(wl, cl, method, reps, opts):
@@ -33,15 +61,59 @@ def timed(wl, cl, method, reps, opts):
     return runs[-1], statistics.median(r.solve_seconds for r in runs), statistics.median(cpu)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--load", type=float, default=0.5)
-    ap.add_argument("--penalty-max-iter", type=int, default=20_000)
-    ap.add_argument("--sweep-penalty-max-iter", type=int, default=2_000,
-                    help="penalty iterations in the servers sweep (each full run takes minutes)")
-    ap.add_argument("--no-sweep", action="store_true", help="skip the 16..128 servers sweep")
-    a = ap.parse_args()
+def n_mixed(res) -> int:
+    p = res.problem
+    return int(np.sum(np.add.reduceat((res.theta > 0).astype(int), p.starts) > 1)) if p.n_options else 0
+
+
+def compile_seconds(wl, cl, reps: int) -> float:
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        compile_problem(wl, cl)
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def grid(a) -> None:
+    five = inference_classes(profiles.MODELS)  # GPT-2's graph read once
+    print(f"five-model workload, 80 servers; global(new) median of {a.repeats}; highspy, local, penalty once; "
+          f"penalty max_iter {a.penalty_max_iter} on {len(PENALTY_POINTS)} points")
+    head = (f"{'bg link':>7s} {'load':>5s} {'Gbps':>5s} {'compile':>8s} {'new s':>7s} {'gap':>8s} {'nodes':>5s} "
+            f"{'LPs':>4s} {'mix':>3s} {'highspy s':>9s} {'LPs':>4s} {'local s':>8s} {'penalty s':>9s} "
+            f"{'new obj':>11s} {'highspy-new':>11s} {'local-new':>10s} {'penalty-new':>11s}")
+    print(head)
+    worst = {}
+    for cl_load in COMM_LOADS:
+        for load in LOADS:
+            for bw in BANDWIDTHS:
+                cl = Cluster(servers=80, bandwidth_gbps=bw)
+                wl = build_workload(classes=five, load=load, cluster=cl, comm_load=cl_load)
+                comp = compile_seconds(wl, cl, a.repeats)
+                new, t_new, _ = timed(wl, cl, "global", a.repeats, {})
+                ref, t_ref, _ = timed(wl, cl, "global", 1, {"lp": "highspy"}) if not a.no_highspy else (None, None, None)
+                loc, t_loc, _ = timed(wl, cl, "local", 1, {})
+                pen = t_pen = None
+                if (cl_load, load, bw) in PENALTY_POINTS:
+                    pen, t_pen, _ = timed(wl, cl, "penalty", 1, {"max_iter": a.penalty_max_iter})
+                worst[cl_load] = max(worst.get(cl_load, 0.0), t_new)
+
+                def cell(x, fmt):
+                    width = int("".join(ch for ch in fmt.split(".")[0] if ch.isdigit()))
+                    return format(x, fmt) if x is not None else f"{'-':>{width}}"
+
+                print(f"{cl_load:7.2f} {load:5.2f} {bw:5.0f} {comp:8.4f} {t_new:7.4f} {new.gap:8.1e} "
+                      f"{new.info.get('nodes', 0):5d} {new.info.get('lps', 0):4d} {n_mixed(new):3d} "
+                      f"{cell(t_ref, '9.3f')} {cell(ref.info['lps'] if ref else None, '4d')} {t_loc:8.4f} "
+                      f"{cell(t_pen, '9.3f')} {new.objective:11.6f} "
+                      f"{cell(ref.objective - new.objective if ref else None, '11.1e')} "
+                      f"{loc.objective - new.objective:10.1e} {cell(pen.objective - new.objective if pen else None, '11.1e')}",
+                      flush=True)
+    print("slowest global (new) per background link load: "
+          + ", ".join(f"{k:g}: {v:.4f} s" for k, v in worst.items()))
+
+
+def classic(a) -> None:
     c80 = Cluster(servers=80, bandwidth_gbps=10)
     c2 = Cluster(servers=2, bandwidth_gbps=80)
     five = inference_classes()
@@ -62,23 +134,37 @@ def main() -> None:
             if method == "global":
                 lb = r.lower_bound
             info = {k: v for k, v in r.info.items()
-                    if k in ("lps", "decoupled", "starts", "evaluations", "iterations", "rounds", "active_options")}
+                    if k in ("lps", "nodes", "starts", "evaluations", "iterations", "rounds", "active_options")}
             print(f"{name:28s} {prob.n_options:8d} {prob.n_distributions:5d} {method:8s} {t:8.4f} {cpu:8.4f} "
                   f"{r.objective:12.6g} {r.objective - lb:12.3g} {info}")
-    if not a.no_sweep:
-        print(f"\nTable III sweep: five models, load {a.load}, 10 Gbps (wall s / cpu s; median of {a.repeats}, "
-              "penalty once)")
-        print(f"{'servers':>7s} " + " ".join(f"{m + ' wall':>13s} {m + ' cpu':>12s}" for m in METHODS))
-        for n in range(16, 129, 16):
-            cl = Cluster(servers=n, bandwidth_gbps=10)
-            wl = build_workload(classes=five, load=a.load, cluster=cl)
-            cells = []
-            for method in METHODS:
-                opts = {"max_iter": a.sweep_penalty_max_iter} if method == "penalty" else {}
-                _, t, cpu = timed(wl, cl, method, 1 if method == "penalty" else a.repeats, opts)
-                cells.append(f"{t:13.4f} {cpu:12.4f}")
-            print(f"{n:7d} " + " ".join(cells))
+    print(f"\nTable III sweep: five models, load {a.load}, 10 Gbps (wall s / cpu s; median of {a.repeats}, "
+          "penalty once)")
+    print(f"{'servers':>7s} " + " ".join(f"{m + ' wall':>13s} {m + ' cpu':>12s}" for m in METHODS))
+    for n in range(16, 129, 16):
+        cl = Cluster(servers=n, bandwidth_gbps=10)
+        wl = build_workload(classes=five, load=a.load, cluster=cl)
+        cells = []
+        for method in METHODS:
+            opts = {"max_iter": a.penalty_max_iter} if method == "penalty" else {}
+            _, t, cpu = timed(wl, cl, method, 1 if method == "penalty" else a.repeats, opts)
+            cells.append(f"{t:13.4f} {cpu:12.4f}")
+        print(f"{n:7d} " + " ".join(cells))
     print("paper (Table III): 13 s per solve, single-threaded, at every cluster size")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--load", type=float, default=0.5, help="compute load of the --classic workloads")
+    ap.add_argument("--penalty-max-iter", type=int, default=2_000)
+    ap.add_argument("--no-highspy", action="store_true", help="skip the HiGHS reference (slow where splitting pays)")
+    ap.add_argument("--classic", action="store_true", help="the earlier workloads and the Table III sweep instead")
+    a = ap.parse_args()
+    print(f"{platform.node()} {platform.processor() or platform.machine()}, {os.cpu_count()} cpus; {uptime()}")
+    t0 = time.perf_counter()
+    (classic if a.classic else grid)(a)
+    print(f"done in {time.perf_counter() - t0:.0f} s; {uptime()}")
+    print("target (issue 14): global <= 0.1 s at every point; paper (Table III): 13 s per solve")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ import yaml
 
 from schedlab import notebooks, paths
 
-ALL_NOTEBOOKS = sorted(p for p in paths.NOTEBOOKS.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+ALL_NOTEBOOKS = notebooks.all_notebooks()
+STAGE_NOTEBOOKS = notebooks.stage_notebooks()
 NB_IDS = {"ids": lambda p: p.relative_to(paths.NOTEBOOKS).with_suffix("").as_posix()}
 
 
@@ -102,7 +103,7 @@ def _literal_assignments(source):
     return values
 
 
-@pytest.mark.parametrize("path", ALL_NOTEBOOKS, **NB_IDS)
+@pytest.mark.parametrize("path", STAGE_NOTEBOOKS, **NB_IDS)
 def test_notebook_defaults_equal_the_pipeline(path):
     """Run All in JupyterLab computes what the DVC stage computes: the parameters cell holds
     exactly the default profile of the notebook's params.yaml section (no paper numbers)."""
@@ -115,7 +116,7 @@ def test_notebook_defaults_equal_the_pipeline(path):
                     for k in sorted(set(cell) | set(expected)) if cell.get(k) != expected.get(k)))
 
 
-@pytest.mark.parametrize("path", ALL_NOTEBOOKS, **NB_IDS)
+@pytest.mark.parametrize("path", STAGE_NOTEBOOKS, **NB_IDS)
 def test_every_profile_resolves(path):
     for profile in notebooks.PROFILES:
         params = notebooks.load_params(_name(path), profile=profile)
@@ -127,7 +128,7 @@ def test_committed_notebooks_have_no_outputs(path):
     assert notebooks.code_cells_with_outputs(path) == [], f"{path}: clear outputs before committing"
 
 
-@pytest.mark.parametrize("path", ALL_NOTEBOOKS, **NB_IDS)
+@pytest.mark.parametrize("path", STAGE_NOTEBOOKS, **NB_IDS)
 def test_parameters_cell_with_output_root(path):
     assert 'output_root = ""' in _parameters_cell(path)
 

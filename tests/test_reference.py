@@ -21,7 +21,14 @@ from schedlab import paths, reference
         (10.4, 10, {"rel_tolerance": 0.05}, "yes"),
         (None, 10, {"tolerance": 0}, "missing input"),
         (float("nan"), 10, {"tolerance": 0}, "missing input"),
+        (None, 10, {"tolerance": 0, "profile": "paper"}, "paper profile only"),
+        (10, 10, {"tolerance": 0, "profile": "paper"}, "yes"),
         (12, 10, {"tolerance": None}, "not asserted"),
+        (0.05, 0.1, {"tolerance": None, "bound": "upper"}, "yes"),  # "within 10%": at most the paper's
+        (0.38, 0.1, {"tolerance": None, "bound": "upper"}, "no"),
+        (0.12, 0.1, {"tolerance": 0.05, "bound": "upper"}, "yes"),
+        (3.0, 2.0, {"tolerance": None, "bound": "lower"}, "yes"),
+        (1.0, 2.0, {"tolerance": None, "bound": "lower"}, "no"),
     ],
 )
 def test_check(ours, paper, spec, expected):
@@ -101,4 +108,48 @@ def test_times_are_compared_apart(tmp_path, monkeypatch):
     main = json.loads((tmp_path / "results/demo/comparison.json").read_text())
     times = json.loads((tmp_path / "results/demo/timings/comparison.json").read_text())
     assert list(main["values"]) == ["t.count"] and main["summary"]["yes"] == 1
+    # the DVC metric: numbers only, one per verdict (`dvc metrics show` prints a short table)
+    metrics = json.loads((tmp_path / "results/demo/metrics.json").read_text())
+    assert metrics == {"yes": 1, "no": 0, "not_asserted": 0, "paper_profile_only": 0, "missing_input": 0,
+                       "compared": 1}
+    assert not (tmp_path / "results/demo/timings/metrics.json").exists()
     assert list(times["values"]) == ["t.seconds"] and times["values"]["t.seconds"]["ours"] == 0.02
+
+
+def test_metrics_of_the_compare_stages_are_the_numeric_counts():
+    dvc = yaml.safe_load((paths.ROOT / "dvc.yaml").read_text())
+    for f in sorted(paths.REFERENCE.glob("*.yaml")):
+        stage = dvc["stages"][f"{f.stem}_compare"]
+        assert [next(iter(m)) if isinstance(m, dict) else m for m in stage["metrics"]] == [
+            f"results/{f.stem}/metrics.json"]
+        assert f"results/{f.stem}/comparison.json" in stage["outs"]  # full rows: an out, read by the scorecard
+
+
+def test_paper_profile_entries_are_counted_apart(tmp_path):
+    doc = {"values": [
+        {"id": "a", "quantity": "A", "paper": 3, "tolerance": 0, "source": "Fig. 7", "profile": "paper",
+         "measured": {"file": "results/demo/t.csv", "where": {"k": "big"}, "column": "v"}},
+        {"id": "b", "quantity": "B", "paper": 3, "tolerance": 0, "source": "Fig. 7",
+         "measured": {"file": "results/demo/t.csv", "where": {"k": "big"}, "column": "v"}}]}
+    (tmp_path / "demo.yaml").write_text(yaml.safe_dump(doc))
+    table = reference.compare("demo", root=tmp_path, reference_root=tmp_path)
+    assert table.match.tolist() == ["paper profile only", "missing input"]
+    assert reference.numeric_metrics(table) == {"yes": 0, "no": 0, "not_asserted": 0, "paper_profile_only": 1,
+                                                "missing_input": 1, "compared": 2}
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"profile": "teaching"}, "profile must be 'paper'"),
+    ({"figure": "figures/demo/a.pdf"}, "figure must be a .png path"),
+    ({"figure": ["figures/demo/a.png", 3]}, "figure must be a .png path"),
+])
+def test_optional_fields_are_checked(tmp_path, extra, message):
+    entry = {"id": "a", "quantity": "A", "paper": 3, "tolerance": 0, "source": "Fig. 7", "measured": None, **extra}
+    (tmp_path / "demo.yaml").write_text(yaml.safe_dump({"values": [entry]}))
+    with pytest.raises(reference.ReferenceError, match=f"demo.yaml: entry 'a': {message}"):
+        reference.load_reference("demo", tmp_path)
+
+
+def test_unknown_bound_is_refused():
+    with pytest.raises(reference.ReferenceError, match="bound"):
+        reference.check(1.0, 2.0, {"id": "x", "bound": "sideways"})

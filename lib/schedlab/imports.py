@@ -7,9 +7,10 @@ imported or executed); ``tests/test_stage_deps.py`` fails when ``dvc.yaml`` miss
 
 Examples
 --------
->>> files = module_files("schedlab.notebooks")  # it imports schedlab.paths, and io lazily
->>> sorted(f.relative_to(paths.ROOT).as_posix() for f in files)
-['lib/schedlab/__init__.py', 'lib/schedlab/io.py', 'lib/schedlab/notebooks.py', 'lib/schedlab/paths.py']
+>>> files = module_files("schedlab.notebooks")  # it imports paths and progress, and io lazily
+>>> sorted(f.relative_to(paths.ROOT).as_posix() for f in files)  # doctest: +NORMALIZE_WHITESPACE
+['lib/schedlab/__init__.py', 'lib/schedlab/io.py', 'lib/schedlab/notebooks.py', 'lib/schedlab/paths.py',
+ 'lib/schedlab/progress.py']
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ def notebook_modules(path: Path) -> set[str]:
 COMMAND_MODULES = {
     "schedlab compare": ("schedlab.reference",),
     "schedlab fetch": ("schedlab.data.fetch",),
+    "schedlab scorecard": ("schedlab.scorecard",),
 }
 
 
@@ -131,6 +133,8 @@ def stage_library_files(cmd: str) -> set[Path]:
             files |= module_files(*COMMAND_MODULES["schedlab compare"]) | {paths.REFERENCE / f"{words[2]}.yaml"}
         elif words[:2] == ["schedlab", "fetch"]:
             files |= module_files(*COMMAND_MODULES["schedlab fetch"])
+        elif words[:2] == ["schedlab", "scorecard"]:  # reads every paper's reference file
+            files |= module_files(*COMMAND_MODULES["schedlab scorecard"]) | set(paths.REFERENCE.glob("*.yaml"))
         else:
             raise ValueError(f"stage command {part.strip()!r}: schedlab.imports does not know what library "
                              "code it runs; teach stage_library_files")

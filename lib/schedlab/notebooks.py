@@ -25,6 +25,7 @@ import contextlib
 import json
 import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from schedlab import paths
+from schedlab import paths, progress
 
 
 def stage_key(name: str) -> str:
@@ -46,6 +47,15 @@ def notebook_path(name: str) -> Path:
                        if ".ipynb_checkpoints" not in p.parts)
         raise FileNotFoundError(f"no notebook {path}; known notebooks: {', '.join(known)}")
     return path
+
+
+def pair_path(name: str) -> Path:
+    """``notebooks/NAME.ipynb`` for :func:`sync`: it may not exist yet when ``NAME.py`` does (a new
+    notebook written as a percent script; sync creates the ``.ipynb``)."""
+    path = paths.NOTEBOOKS / f"{name}.ipynb"
+    if path.is_file() or path.with_suffix(".py").is_file():
+        return path
+    return notebook_path(name)  # raises, listing the known notebooks
 
 
 #: the named profiles ``params.yaml``'s top-level ``profile`` switch can select
@@ -156,6 +166,23 @@ class Outputs:
     def figures(self, filename: str) -> Path:
         return self.root / "figures" / self.paper / filename
 
+    def savefig(self, fig: Any, stem: str, *, dpi: int = 150, formats: tuple[str, ...] = ("png", "pdf"),
+                timing: bool = False) -> list[Path]:
+        """Write ``fig`` as ``figures/<paper>/<stem>.png`` (``dpi``, at least 150) and ``.pdf``,
+        atomically and byte-reproducibly; ``timing=True`` puts it under ``results/<paper>/timings/``
+        (a figure of wall-clock times, not a pipeline output). Returns the paths written."""
+        from schedlab.io import savefig
+
+        if dpi < 150:
+            raise ValueError(f"figures are written at 150 dpi or more, got dpi={dpi} for {stem!r}")
+        written = []
+        for ext in formats:
+            path = self.timings(f"{stem}.{ext}") if timing else self.figures(f"{stem}.{ext}")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            savefig(fig, path, dpi=dpi)
+            written.append(path)
+        return written
+
     def timings(self, filename: str) -> Path:
         """Where wall-clock and CPU times go: ``results/<paper>/timings/``, which no stage
         declares as an output and none depends on, so the pipeline's outputs stay byte for byte
@@ -252,10 +279,13 @@ def run(
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.part.ipynb")
     try:
-        with stop_with_parent():
+        with stop_with_parent(), _kernel_env({progress.ENV: "lines", progress.ENV_STAGE: name}):
             pm.execute_notebook(
-                str(source), str(tmp), parameters=params, cwd=str(paths.ROOT),
-                kernel_name="python3", progress_bar=False, request_save_on_cell_execute=False,
+                str(source), str(tmp), parameters=params, cwd=str(paths.ROOT), kernel_name="python3",
+                # one line per finished cell at most every 15 s (and at the end) on stderr; bars
+                # inside the notebook print lines too (schedlab.progress), so a long stage is never silent
+                progress_bar={"desc": "cells", **progress.line_options(sys.stderr, prefix=name)},
+                request_save_on_cell_execute=False, kernel_manager_class=_local_kernel_manager(),
             )
         tmp.replace(out)
     finally:
@@ -263,9 +293,53 @@ def run(
     return out
 
 
+def _local_kernel_manager() -> type:
+    """A kernel manager that talks to its kernel over Unix sockets in the temp folder instead of
+    TCP: nothing listens on a port, and the kernel has no reason to print its "running over TCP
+    without encryption" warning into every stage's output."""
+    import tempfile
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    class LocalKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs: Any):
+            super().__init__(**kwargs)
+            self.transport = "ipc"
+            self.ip = os.path.join(tempfile.gettempdir(), f"schedlab-kernel-{os.getpid()}")
+
+    return LocalKernelManager
+
+
+@contextlib.contextmanager
+def _kernel_env(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for the kernel papermill starts (it inherits ours), then restore."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+#: folders of ``notebooks/`` whose notebooks are pipeline stages (one per table or figure group)
+STAGE_FOLDERS = ("nona", "pcs", "polaris")
+
+
 def all_notebooks() -> list[Path]:
-    """Every committed notebook (``notebooks/<paper>/<name>.ipynb``)."""
+    """Every committed notebook: the stages under ``notebooks/<paper>/``, the interactive
+    explorers under ``notebooks/explore/`` and ``notebooks/start_here.ipynb``."""
     return sorted(p for p in paths.NOTEBOOKS.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def stage_notebooks() -> list[Path]:
+    """The notebooks that are pipeline stages (``notebooks/<paper>/<name>.ipynb``): they have a
+    ``parameters`` cell equal to their ``params.yaml`` section. The others (Start here, the
+    explorers) are for reading and playing in JupyterLab and write nothing."""
+    return [p for p in all_notebooks() if p.relative_to(paths.NOTEBOOKS).parts[0] in STAGE_FOLDERS]
 
 
 def _clean(nb) -> bool:
@@ -302,7 +376,9 @@ def sync(paths_: list[Path] | None = None) -> list[Path]:
     for nb_path in paths_ or all_notebooks():
         script = nb_path.with_suffix(".py")
         before = {p: p.read_text() if p.is_file() else None for p in (nb_path, script)}
-        if script.is_file():
+        if not nb_path.is_file():  # a new notebook, written as its percent script
+            jupytext_cli(["--to", "ipynb", "--quiet", str(script)])
+        elif script.is_file():
             jupytext_cli(["--sync", "--quiet", str(nb_path)])
         nb = nbformat.reads(nb_path.read_text(), as_version=4)
         if (nb.nbformat, nb.nbformat_minor) < (4, 5):
@@ -330,3 +406,29 @@ def code_cells_with_outputs(path: Path) -> list[int]:
         i for i, c in enumerate(nb.get("cells", []))
         if c.get("cell_type") == "code" and (c.get("outputs") or c.get("execution_count") is not None)
     ]
+
+
+def catalogue(dvc_file: Path | None = None) -> list[dict[str, str]]:
+    """One row per notebook stage of ``dvc.yaml``: ``stage``, ``paper``, ``notebook`` (path
+    relative to ``notebooks/``) and ``title`` (the notebook's first Markdown heading), in the
+    pipeline's order. The Start-here notebook shows it as a table of links.
+
+    >>> rows = catalogue()
+    >>> rows[0]["notebook"], rows[0]["stage"]
+    ('nona/table2.ipynb', 'nona_table2')
+    """
+    import nbformat
+
+    dvc_file = dvc_file or paths.ROOT / "dvc.yaml"
+    stages = yaml.safe_load(dvc_file.read_text())["stages"]
+    rows = []
+    for stage, spec in stages.items():
+        words = str(spec.get("cmd", "")).split()
+        if words[:3] != ["schedlab", "notebook", "run"]:
+            continue
+        name = words[-1]
+        nb = nbformat.read(notebook_path(name), as_version=4)
+        heading = next((line.lstrip("# ").strip() for c in nb.cells if c.cell_type == "markdown"
+                        for line in c.source.splitlines() if line.startswith("#")), name)
+        rows.append({"stage": stage, "paper": name.split("/")[0], "notebook": f"{name}.ipynb", "title": heading})
+    return rows

@@ -234,9 +234,9 @@ def _bar(total: int, desc: str | None, progress: bool | None):
     show = (desc is not None) if progress is None else progress
     if not show or total == 0:
         return _NoBar()
-    from tqdm.auto import tqdm
+    from schedlab.progress import bar
 
-    return tqdm(total=total, desc=desc or "tasks", unit="task")
+    return bar(total=total, desc=desc or "tasks", unit="task")
 
 
 def pmap(fn: Callable, items: Iterable, *args, workers: int | None = None, scheduler: Any = None,

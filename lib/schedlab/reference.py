@@ -14,7 +14,10 @@ section), a tolerance and a locator for our measurement::
 (value by ``key``, a dotted path). ``measured: null`` marks a paper value that a notebook shows
 next to its own table but that the suite does not measure (e.g. Decima's training hours at
 cluster sizes we do not train at): :func:`paper_values` returns it, :func:`compare` leaves it out. A missing file, row or value is reported as
-``missing input``, never as a match.
+``missing input``, never as a match, except for entries marked ``profile: paper``: values only
+the paper profile computes (``make reproduce PROFILE=paper``), reported as ``paper profile only``
+when the run did not make them. ``figure: figures/<paper>/<stem>.png`` (or a list) names the
+figure an entry's claim is shown in (see :mod:`schedlab.scorecard`).
 
 Examples
 --------
@@ -46,7 +49,10 @@ class ReferenceError(ValueError):
 
 def load_reference(paper: str, root: Path | None = None) -> dict:
     path = (root or paths.REFERENCE) / f"{paper}.yaml"
-    doc = yaml.safe_load(path.read_text())
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ReferenceError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("values"), list):
         raise ReferenceError(f"{path}: expected a mapping with a list under 'values'")
     seen = set()
@@ -57,6 +63,14 @@ def load_reference(paper: str, root: Path | None = None) -> dict:
         if v["id"] in seen:
             raise ReferenceError(f"{path}: duplicate id {v['id']!r}")
         seen.add(v["id"])
+        if v.get("profile", "paper") != "paper":
+            raise ReferenceError(f"{path}: entry {v['id']!r}: profile must be 'paper' (or absent), "
+                                 f"not {v['profile']!r}")
+        figures = v.get("figure", [])
+        if not all(isinstance(f, str) and f.endswith(".png") for f in
+                   (figures if isinstance(figures, list) else [figures])):
+            raise ReferenceError(f"{path}: entry {v['id']!r}: figure must be a .png path or a list of them, "
+                                 f"not {figures!r}")
     doc["_path"] = path
     return doc
 
@@ -77,10 +91,21 @@ def _is_missing(x: Any) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
+#: every verdict :func:`check` gives, in the order reports list them
+VERDICTS = ("yes", "no", "not asserted", "paper profile only", "missing input")
+
+
 def check(ours: Any, paper: Any, spec: dict) -> str:
-    """``yes``/``no`` for a number against the paper's, or ``missing input`` / ``not asserted``."""
+    """``yes``/``no`` for a number against the paper's, or ``missing input`` / ``not asserted``
+    (``paper profile only`` for a missing value of an entry marked ``profile: paper``)."""
     if _is_missing(ours):
-        return "missing input"
+        return "paper profile only" if spec.get("profile") == "paper" else "missing input"
+    if spec.get("bound") is not None:  # the paper states a bound ("within 10%", "up to")
+        if spec["bound"] not in ("upper", "lower"):
+            raise ReferenceError(f"entry {spec.get('id', '?')}: bound must be 'upper' or 'lower', got {spec['bound']!r}")
+        slack = float(spec.get("tolerance") or 0.0)
+        ok = float(ours) <= float(paper) + slack if spec["bound"] == "upper" else float(ours) >= float(paper) - slack
+        return "yes" if ok else "no"
     if "rel_tolerance" in spec and spec["rel_tolerance"] is not None:
         ok = abs(float(ours) - float(paper)) <= float(spec["rel_tolerance"]) * abs(float(paper))
     elif spec.get("tolerance", None) is not None:
@@ -138,6 +163,8 @@ def compare(paper: str, root: Path | None = None, reference_root: Path | None = 
         tol = v.get("rel_tolerance")
         tol_text = f"±{tol:.0%}" if tol is not None else (
             f"±{v['tolerance']:g}" if v.get("tolerance") is not None else "—")
+        if v.get("bound") is not None:
+            tol_text = "≤ paper" if v["bound"] == "upper" else "≥ paper"
         rows.append({
             "id": v["id"], "quantity": v["quantity"], "source": v["source"],
             "paper": v["paper"], "ours": ours, "tolerance": tol_text,
@@ -157,10 +184,25 @@ def to_markdown(table: pd.DataFrame, title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
+    """How many rows of a :func:`compare` table got each verdict (every verdict, zeros too)."""
+    return {k: int((table["match"] == k).sum()) for k in VERDICTS}
+
+
+def numeric_metrics(table: pd.DataFrame) -> dict[str, int]:
+    """The DVC metric of a comparison: counts per verdict, keys without spaces, and the total.
+
+    >>> numeric_metrics(pd.DataFrame({"match": ["yes", "yes", "no"]}))["yes"]
+    2
+    """
+    counts = {k.replace(" ", "_"): n for k, n in verdict_counts(table).items()}
+    return {**counts, "compared": int(len(table))}
+
+
 def _metrics(paper: str, table: pd.DataFrame) -> dict:
     return {
         "paper": paper,
-        "summary": {k: int((table["match"] == k).sum()) for k in ("yes", "no", "missing input", "not asserted")},
+        "summary": verdict_counts(table),
         "values": {
             r["id"]: {"paper": r["paper"], "ours": None if _is_missing(r["ours"]) else r["ours"],
                       "tolerance": r["tolerance"], "match": r["match"], "source": r["source"]}
@@ -170,11 +212,14 @@ def _metrics(paper: str, table: pd.DataFrame) -> dict:
 
 
 def write_comparison(paper: str, out_dir: Path, root: Path | None = None) -> pd.DataFrame:
-    """Write ``comparison.json`` (a DVC metric) and ``comparison.md`` under ``out_dir``, and the
-    times compared with the paper's to ``out_dir/timings/comparison.{json,md}`` (no DVC output:
-    they change from run to run). Returns the first table."""
+    """Write ``comparison.json`` (every row; read by :mod:`schedlab.scorecard`), ``metrics.json``
+    (the DVC metric: counts per verdict, see :func:`numeric_metrics`) and ``comparison.md``
+    under ``out_dir``, and the times compared with the paper's to
+    ``out_dir/timings/comparison.{json,md}`` (no DVC output: they change from run to run).
+    Returns the first table."""
     table = compare(paper, root)
     atomic_write_json(out_dir / "comparison.json", _metrics(paper, table))
+    atomic_write_json(out_dir / "metrics.json", numeric_metrics(table))
     atomic_write_text(out_dir / "comparison.md", to_markdown(table, f"{paper}: paper vs schedlab"))
     times = compare(paper, root, timings=True)
     if len(times):

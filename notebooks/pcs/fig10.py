@@ -1,7 +1,20 @@
 # %% [markdown]
 # # PCS Fig. 10a/b: job-size estimation error
 #
-# PCS (PCS-JCT config) and FIFO avg Pred_err, and PCS avg JCT against AFS without error, for a size error of p % (each job's size seen as `size*U(1-p,1+p)`, drawn once at arrival from a seeded generator; the authors' draw was unseeded). Default: trace 0e4a51, first 1001 jobs.
+# **What this reproduces.** The paper's Fig. 10a/b (§5.4, "Error in job size estimation"):
+# PCS needs job sizes to put jobs in classes and to predict; what if the sizes it is told are
+# wrong? Paper: the avg Pred_err of PCS grows with the size error like FIFO's, and PCS's avg JCT
+# stays "within 1.05× of AFS" (AFS without error).
+#
+# **How it works.** PCS is weighted fair queueing: jobs go to a few *classes* by size, each class
+# gets a guaranteed share of the GPUs (its weight) and runs its jobs FIFO. A size error of p %
+# means the scheduler sees each job's size multiplied by a factor drawn from U(1 − p, 1 + p). The
+# prediction (a replay of the cluster with the *estimated* sizes) is then wrong even without
+# later arrivals; FIFO, which never preempts, shows this error alone. PCS also suffers when a job
+# lands in the wrong class, which matters little for JCT "as long as the job is mapped to the
+# correct class".
+#
+# **Technical notes.** # PCS (PCS-JCT config) and FIFO avg Pred_err, and PCS avg JCT against AFS without error, for a size error of p % (each job's size seen as `size*U(1-p,1+p)`, drawn once at arrival from a seeded generator; the authors' draw was unseeded). Default: trace 0e4a51, first 1001 jobs.
 #
 # **This is our own sensitivity run, not a reproduction:** the workload behind the paper's Fig. 10 is not identified (the authors' `fig10_error_analysis_*.txt` summaries name no trace, and no config or seed reproduces them), and their error draws were unseeded. Compare shapes, not values.
 
@@ -20,10 +33,11 @@ if profile != "default":  # a profile chosen in JupyterLab: its values from para
     apply_profile(globals(), "pcs/fig10", profile)
 
 import pandas as pd
-import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
 
 from schedlab import io
-from schedlab.pcs import metrics, experiments as X
+from schedlab.pcs import metrics, experiments as X, plots
+from schedlab.reference import paper_values
 from schedlab.pcs.artifacts import trace_0e4a51
 
 out = Outputs(output_root, "pcs/fig10")
@@ -45,13 +59,30 @@ io.atomic_write_text(out.results("fig10.csv"), f10.to_csv(index=False))
 f10
 
 # %%
-fig, ax = plt.subplots(1, 2, figsize=(9, 3))
-for lab in ["PCS-JCT", "FIFO"]:
-    d = f10[f10.policy == lab]
-    ax[0].plot(d.p_error, d.avg_pred_error, "o-", label=lab)
-d = f10[f10.policy == "PCS-JCT"]
-ax[1].plot(d.p_error, d.jct_vs_afs, "o-")
-ax[0].set_xlabel("job-size error (%)"); ax[0].set_ylabel("avg Pred_err (%)"); ax[0].legend()
-ax[1].set_xlabel("job-size error (%)"); ax[1].set_ylabel("PCS avg JCT / AFS (no error)")
-fig.tight_layout()
-io.savefig(fig, out.figures("fig10.png"))
+paper10 = paper_values("pcs", "fig10.")  # reference/pcs.yaml
+fig = plots.fig10(f10, paper10["fig10.pcs_jct_vs_afs.p_error_40"])
+out.savefig(fig, "fig10")
+
+# %% [markdown]
+# ## Paper vs ours
+#
+# The paper prints one number for this figure (PCS within 1.05× of AFS); its workload is not
+# identified, so the comparison is of shapes.
+
+# %%
+cmp10 = plots.paper_vs_ours(out.root, ["fig10."])
+display(cmp10.drop(columns="quantity").round(3))
+pcs, fifo = f10[f10.policy == "PCS-JCT"].set_index("p_error"), f10[f10.policy == "FIFO"].set_index("p_error")
+lo, hi = min(errors), max(errors)
+trend = lambda d: "grows" if d[hi] > d[lo] else "does not grow"  # noqa: E731
+Markdown(f"""
+* **Avg Pred_err vs size error** (paper: PCS follows FIFO's trend): PCS-JCT {trend(pcs.avg_pred_error)}, from {pcs.avg_pred_error[lo]:.1f} % to
+  {pcs.avg_pred_error[hi]:.1f} % ({pcs.avg_pred_error[hi] - pcs.avg_pred_error[lo]:+.1f} points), FIFO from
+  {fifo.avg_pred_error[lo]:.1f} % to {fifo.avg_pred_error[hi]:.1f} % ({fifo.avg_pred_error[hi] - fifo.avg_pred_error[lo]:+.1f}
+  points; it {trend(fifo.avg_pred_error)}) as p goes from {lo} % to {hi} %.
+* **Avg JCT:** PCS-JCT / AFS stays between {pcs.jct_vs_afs.min():.3f}× and {pcs.jct_vs_afs.max():.3f}× over all
+  errors (spread {pcs.jct_vs_afs.max() - pcs.jct_vs_afs.min():.3f}: the paper's "limited impact on performance"
+  is about this spread); our level is {pcs.jct_vs_afs[hi]:.2f}× against the paper's {paper10['fig10.pcs_jct_vs_afs.p_error_40']:g}×
+  ({cmp10['diff'].iloc[0]:+.2f}): a different trace and configuration (our PCS-JCT is the 0e4a51 Fig. 7 configuration
+  on the first {num_jobs} jobs).
+""")

@@ -1,9 +1,45 @@
 # %% [markdown]
 # # PCS Fig. 7: workload-2 (Philly VCs), 64 GPUs
 #
-# Normalised average JCT, average and p99 Pred_err per trace and policy. Default profile: traces 0e4a51, 2869ce and ee9e8c, whole traces; 0e4a51 (2465 jobs) with the configurations the README identifies behind the paper's Fig. 7 for that trace (`fig7_0e4a51`); Themis with the authors' 600 s lease. Other traces use today's `pcs_configs.json`, which differ from the paper's (README): their PCS rows are shown, not compared (2869ce has no stored config, so no PCS rows).
+# **What this reproduces.** The paper's Fig. 7 (§5.3): on the Philly cluster traces, how much
+# performance PCS gives up for predictability. For each trace and policy it shows (a) the average
+# job completion time (JCT) normalised by the best policy on that trace and (b) the average and
+# p99 prediction error. Paper: "PCS remains within 1.5 to 4× of the optimal scheme for
+# minimizing avg JCT, while drastically reducing the avg and tail Pred_err".
 #
-# **Themis:** default variant (`valuation="speedup"`): its normalised avg JCT equals the paper's on 0e4a51, b436b2, 6214e9, 6c71a0 and 2869ce to the printed digits (ee9e8c: 1.897 vs 1.898); the 2024 public code's linear valuation gives 1.312 on 0e4a51. Its default predictor replay (estimated remaining sizes, lease ticks inside the replay) reproduces the paper's Themis Pred_err on 2869ce (avg 33.820 %, p99 122.788 %; every arrival predicted), but not on 0e4a51 (48.363 % / 212.352 % vs 47.967 % / 212.425 %; see `pcs/exactness`).
+# **How the mechanism works (for a student).**
+#
+# * *Jobs and GPUs.* Each job needs some GPU-seconds of work (its *size*) and can use up to
+#   `demand` GPUs; workload-2 jobs scale sub-linearly (2 GPUs are less than 2× faster), with
+#   the speedup tables of the traces.
+# * *Prediction.* When a job arrives, the scheduler replays the current cluster state without
+#   future arrivals and tells the user a predicted completion time `JCT_pred`. Later arrivals can
+#   take GPUs away, so the true JCT may differ: `Pred_err = |JCT_true − JCT_pred| / JCT_pred` in %.
+# * *Baselines.* **FIFO** never preempts, so predictions are exact (0 %) but small jobs wait
+#   behind big ones (long JCTs). **Tiresias** (shortest remaining service first) and **AFS**
+#   (GPUs to the jobs that use them best) minimise JCT by preempting, so new jobs push old ones
+#   back (large Pred_err). **Themis** shares GPUs by finish-time fairness with 10-minute leases.
+# * *PCS = weighted fair queueing (WFQ).* Jobs are put in a few *classes* by size (thresholds in
+#   GPU-seconds); each class gets a guaranteed share of the GPUs (its *weight*) and runs its
+#   jobs in FIFO order. Few classes and fixed shares bound how much a later arrival can delay a
+#   job, so predictions stay good; a larger weight for small-job classes lowers JCT. **PCS-JCT**,
+#   **PCS-bal** and **PCS-pred** are three points of its Pareto front, from faster to more
+#   predictable.
+#
+# **Profiles.** The default profile runs traces 0e4a51, 2869ce and ee9e8c; b436b2, 6214e9 and
+# 6c71a0 (9k-51k jobs, hours on 2 cores) are **paper profile only**: `make reproduce PROFILE=paper`.
+# The figure shows the paper's values for them without bars.
+#
+# **Technical notes.** Whole traces; 0e4a51 (2465 jobs) with the configurations the README
+# identifies behind the paper's Fig. 7 for that trace (`fig7_0e4a51`); Themis with the authors'
+# 600 s lease. Other traces use today's `pcs_configs.json`, which differ from the paper's (README):
+# their PCS rows are shown, not compared (2869ce has no stored config, so no PCS rows).
+#
+# **Themis:** default variant (`valuation="speedup"`, 600 s lease). It reproduces the paper's
+# normalised avg JCT; its default predictor replay (estimated remaining sizes, lease ticks inside
+# the replay) reproduces the paper's Themis Pred_err on 2869ce (every arrival predicted) but not
+# exactly on 0e4a51 — the numbers are in "Paper vs ours" below; the variants (and the 2024 public
+# code's linear valuation) are compared in `pcs/exactness`.
 #
 # **Traces with more than 5000 jobs** (b436b2, 6214e9, 6c71a0, ee9e8c): the authors predicted a random (unseeded) subset of about 5000 arrivals (`p = 5000/N`); we predict every arrival, so avg/p99 Pred_err there are statistically, not exactly, comparable. p99 uses numpy's default (linear) percentile, as the published Fig. 7 values.
 
@@ -17,15 +53,16 @@ policies = ["AFS", "Tiresias", "Themis", "FIFO", "PCS-JCT", "PCS-bal", "PCS-pred
 gpus = 64
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
+from schedlab.notebooks import Outputs, apply_profile, load_params
 if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
     apply_profile(globals(), "pcs/fig7", profile)
 
 import pandas as pd
-import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
 
 from schedlab import data, io
-from schedlab.pcs import experiments as X, load_trace
+from schedlab.pcs import experiments as X, load_trace, plots
+from schedlab.reference import paper_values
 
 out = Outputs(output_root, "pcs/fig7")
 
@@ -40,8 +77,51 @@ paper = paper.pivot_table(index=["trace", "policy"], columns="metric", values="v
 fig7.merge(paper, on=["trace", "policy"], how="left")
 
 # %%
-fig, ax = plt.subplots(1, 3, figsize=(12, 3))
-for a, col in zip(ax, ["norm_avg_jct", "avg_pred_error", "p99_pred_error"]):
-    fig7.pivot(index="trace", columns="policy", values=col).plot.bar(ax=a, legend=a is ax[0], title=col)
-fig.tight_layout()
-io.savefig(fig, out.figures("fig7.png"))
+# traces only the paper profile runs (params.yaml), labelled so in the figure
+paper_only = sorted(set(load_params("pcs/fig7", profile="paper")["traces"])
+                    - set(load_params("pcs/fig7", profile="default")["traces"]))
+fig = plots.fig7(fig7, paper_values("pcs", "fig7."), paper_only=paper_only)  # paper values: reference/pcs.yaml
+out.savefig(fig, "fig7")
+
+# %% [markdown]
+# ## Paper vs ours
+#
+# Every Fig. 7 number of `reference/pcs.yaml` next to ours (`diff = ours − paper`;
+# `match`: within the stated tolerance, or `not asserted` where the configurations or the
+# predicted subset differ, see above).
+
+# %%
+cmp7 = plots.paper_vs_ours(out.root, ["fig7."])
+have = cmp7[cmp7.ours.notna()]
+counts = plots.match_counts(cmp7)
+asserted = have[have.match.isin(["yes", "no"])]
+base_shown = have[~have.id.str.contains(".PCS-") & (have.match == "not asserted")]
+pcs_rows = have[have.id.str.contains(".PCS-")]
+ran = sorted(fig7.trace.unique())
+missing = [t for t in plots.FIG7_TRACES if t not in ran]  # traces with the paper's numbers only
+pcs_norm = fig7[fig7.policy.str.startswith("PCS")].norm_avg_jct
+by = fig7.set_index(["trace", "policy"])
+pred_lines = "\n".join(
+    f"  * {t}: avg Pred_err of AFS {by.loc[(t, 'AFS'), 'avg_pred_error']:.1f} % and Tiresias "
+    f"{by.loc[(t, 'Tiresias'), 'avg_pred_error']:.1f} % vs PCS-pred {by.loc[(t, 'PCS-pred'), 'avg_pred_error']:.2f} %; "
+    f"p99 {by.loc[(t, 'AFS'), 'p99_pred_error']:.0f} % (AFS) vs {by.loc[(t, 'PCS-pred'), 'p99_pred_error']:.1f} % (PCS-pred)"
+    for t in ran if (t, "PCS-pred") in by.index)
+display(have.drop(columns="quantity").round(3))
+Markdown(f"""
+* **Compared:** {len(have)} of {len(cmp7)} paper numbers have a value of ours: {counts['yes']} match within
+  tolerance, {counts['no']} do not, {counts['not asserted']} are shown only. Paper profile only:
+  {counts['paper profile only']} (traces not run here: {', '.join(missing) if missing else 'none'};
+  `make reproduce PROFILE=paper` runs all six); missing input: {counts['missing input']}.
+* **Asserted** ({len(asserted)} numbers): ours − paper from {plots.span(asserted['diff'])}
+  (normalised JCT in ×, Pred_err in % points).
+* **Baselines shown only** ({len(base_shown)}: Pred_err on traces over 5000 jobs, where the authors predicted a random
+  subset of arrivals, and the Themis Pred_err of 0e4a51): ours − paper {plots.span(base_shown['diff'])}, relative
+  {plots.span(base_shown['rel_diff_pct'], '+.1f', ' %')}.
+* **PCS rows** ({len(pcs_rows)} numbers): ours − paper from {plots.span(pcs_rows['diff'])}; relative
+  {plots.span(pcs_rows['rel_diff_pct'], '+.1f', ' %')} (0e4a51 uses the paper's configurations, the other traces
+  today's, which differ).
+* **The paper's claim "PCS within 1.5-4× of the best avg JCT":** our PCS rows lie at
+  {plots.span(pcs_norm, '.2f', '×')} on {', '.join(t for t in ran if (t, 'PCS-JCT') in by.index)}.
+* **"Drastically reduces the avg and tail Pred_err":**
+{pred_lines}
+""")

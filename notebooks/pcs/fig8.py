@@ -1,7 +1,22 @@
 # %% [markdown]
 # # PCS Fig. 8: workload-3 (Gavel CDFs), 64 GPUs, load 1.2
 #
-# Our simulation of the authors' workload-3: `generate("gavel", 3000, authors_rng(seed), load=1.2)` is exactly the workload of their Fig. 8 runs (sizes, demands and submit times; tested job by job against their FIFO/SRSF/THEMIS files); their Max-Min runs had 5000 apps. Themis uses the 600 s lease and the predictor replay of those runs (`Themis.fig8_runs`). Tiresias, Themis, FIFO and Max-Min reproduce Fig. 8b to the digit. Our AFS is the deterministic `alg_c_concept` of the authors' simulator (exact on workload-2); their workload-3 runs used the randomised allocator of their testbed scheduler (reconstructed job by job in `benchmarks/check_afs_fig8_runs.py`), so its aggregates here carry a stated 3 % tolerance. The PCS rows use today's `PCS_config_gavel_*`, not the configurations behind the authors' MCS runs (not identified): shown, not compared. The authors' own per-job files and the Fig. 8b recipe are in `pcs/exactness`.
+# **What this reproduces.** The paper's Fig. 8 (§5.3): workload-3, many small and similar
+# Gavel jobs at load 1.2 on 64 GPUs. There, schedulers that minimise the average JCT also have a
+# small *average* prediction error, so the paper looks at the *tail*: Fig. 8b plots each
+# policy's p99 Pred_err against its normalised average JCT. Paper: "PCS-JCT reduces the
+# Pred_err from ≥ 300 % to ≈ 100 % while being within 1.1× of performance optimal schemes".
+#
+# **The mechanism in one paragraph.** At every arrival the scheduler predicts the job's
+# completion time by replaying the cluster without future arrivals; `Pred_err = |JCT_true −
+# JCT_pred| / JCT_pred`. Size-based preemptive schedulers (**Tiresias**/SRSF, **AFS**) let
+# every later small job overtake a waiting one, so a few unlucky jobs wait far longer than
+# predicted: a huge p99. **FIFO** never reorders (0 %) but is slow; **Max-Min** shares GPUs
+# equally, which is slow *and* unpredictable here. **PCS** (weighted fair queueing over a few
+# size classes, FIFO inside each class, a guaranteed GPU share per class) bounds how far a job
+# can be pushed back; its three configurations trade JCT (PCS-JCT) for predictability (PCS-pred).
+#
+# **Technical notes.** # Our simulation of the authors' workload-3: `generate("gavel", 3000, authors_rng(seed), load=1.2)` is exactly the workload of their Fig. 8 runs (sizes, demands and submit times; tested job by job against their FIFO/SRSF/THEMIS files); their Max-Min runs had 5000 apps. Themis uses the 600 s lease and the predictor replay of those runs (`Themis.fig8_runs`). Tiresias, Themis, FIFO and Max-Min reproduce Fig. 8b to the digit. Our AFS is the deterministic `alg_c_concept` of the authors' simulator (exact on workload-2); their workload-3 runs used the randomised allocator of their testbed scheduler (reconstructed job by job in `benchmarks/check_afs_fig8_runs.py`), so its aggregates here carry a stated 3 % tolerance. The PCS rows use today's `PCS_config_gavel_*`, not the configurations behind the authors' MCS runs (not identified): shown, not compared. The authors' own per-job files and the Fig. 8b recipe are in `pcs/exactness`.
 
 # %% tags=["parameters"]
 # Parameters (papermill); output_root empty = scratch run. Values = params.yaml, default profile.
@@ -21,10 +36,11 @@ if profile != "default":  # a profile chosen in JupyterLab: its values from para
     apply_profile(globals(), "pcs/fig8", profile)
 
 import pandas as pd
-import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
 
 from schedlab import io
-from schedlab.pcs import metrics, experiments as X
+from schedlab.pcs import metrics, experiments as X, plots
+from schedlab.reference import paper_values
 from schedlab.pcs.generators import authors_rng, generate
 
 out = Outputs(output_root, "pcs/fig8")
@@ -49,9 +65,33 @@ io.atomic_write_text(out.results("fig8_per_job.csv"), pj.to_csv(index=False))
 f8
 
 # %%
-fig, ax = plt.subplots(figsize=(5, 4))
-ax.scatter(f8.norm_avg_jct, f8.p99_pred_error)
-for _, r in f8.iterrows():
-    ax.annotate(r.policy, (r.norm_avg_jct, r.p99_pred_error))
-ax.set_xlabel("normalised avg JCT"); ax.set_ylabel("p99 Pred_err (%)")
-io.savefig(fig, out.figures("fig8b.png"))
+fig = plots.fig8b(f8, paper_values("pcs", "fig8b.simulated."))  # paper values from reference/pcs.yaml
+out.savefig(fig, "fig8b")
+
+# %% [markdown]
+# ## Paper vs ours
+#
+# The Fig. 8b points of `reference/pcs.yaml` (`fig8b.simulated.*`) next to ours. Baselines are
+# asserted (AFS to 3 %, see above); the PCS rows are shown only.
+
+# %%
+cmp8 = plots.paper_vs_ours(out.root, ["fig8b.simulated."])
+display(cmp8.drop(columns="quantity").round(3))
+counts = plots.match_counts(cmp8)
+pcs_rows = cmp8[cmp8.id.str.contains(".PCS-")]
+by = f8.set_index("policy")
+fastest = by.norm_avg_jct.idxmin()
+Markdown(f"""
+* **Compared:** {len(cmp8)} numbers: {counts['yes']} match within tolerance, {counts['no']} do not,
+  {counts['not asserted']} are shown only (PCS), {counts['missing input']} missing.
+* **Baselines:** ours − paper from {plots.span(cmp8[~cmp8.id.str.contains('.PCS-')]['diff'], '+.2f')}
+  (p99 Pred_err in % points, normalised JCT in ×).
+* **PCS rows:** ours − paper relative {plots.span(pcs_rows['rel_diff_pct'], '+.1f', ' %')} (today's gavel
+  configurations, not the paper's).
+* **The paper's claim** "PCS-JCT reduces the p99 Pred_err from ≥ 300 % to ≈ 100 % within 1.1× of the
+  performance-optimal schemes": ours, Tiresias {by.p99_pred_error['Tiresias']:.0f} % and AFS
+  {by.p99_pred_error['AFS']:.0f} % against PCS-JCT {by.p99_pred_error['PCS-JCT']:.0f} %, at
+  {by.norm_avg_jct['PCS-JCT'] / by.norm_avg_jct[fastest]:.2f}× the avg JCT of the fastest policy ({fastest}).
+* PCS-pred: p99 {by.p99_pred_error['PCS-pred']:.1f} % at {by.norm_avg_jct['PCS-pred']:.2f}× the best avg JCT
+  (FIFO: 0 % at {by.norm_avg_jct['FIFO']:.2f}×).
+""")

@@ -1,11 +1,21 @@
 # %% [markdown]
 # # PolarisProfiler end to end: trace → Table I → Hopkins/Table II → grid (Tables III/IV) → Figure 4 → Table V + SHAP → Figure 5
 #
-# With `trace_dir` empty (the default) this runs on a **SYNTHETIC** trace written by
-# `schedlab.polaris.synthetic` (upstream format, calibrated on the 800 real rows): every table and
-# figure is labelled SYNTHETIC and **cannot** reproduce the paper's numbers (they are listed next to
-# ours in `results/polaris/comparison.md` as "not asserted"). With `trace_dir` pointing at the six
-# real `pai_*.tar.gz` archives the same cells run on the real trace (label REAL).
+# **What this notebook reproduces, and on which data.** The whole case study of Section III, in
+# the paper's order: Table I (stratified sample), the Hopkins statistic, Table II (fixed metadata
+# labels), the clustering grid of Table III summarised as Table IV, Figure 4 (per-profile boxplots
+# and the metadata heatmaps of the authors' repository), Table V (metadata classifier) with the SHAP
+# summary, and Figure 5 (duration of unseen jobs from the profile mean).
+#
+# **On a labelled synthetic stand-in by default.** With `trace_dir` empty (the default) it runs on
+# a **SYNTHETIC** trace written by `schedlab.polaris.synthetic` (the upstream format, per-workload
+# feature distributions fitted on the 800 real joined rows). Why: the real trace's instance and
+# sensor tables (about 1.1 GB compressed, 36.7 M joined rows) are not in the data mirror, and the
+# paper's scale takes hours. Every table, figure title and file says SYNTHETIC; these numbers
+# **cannot** reproduce the paper's and are shown next to them, never asserted. With `trace_dir`
+# pointing at the six real `pai_*.tar.gz` archives the same cells run on the real trace (label REAL).
+# What *is* reproduced on real data (Table I, Table IV from the authors' grid tables, ACQUIRES, and a
+# panel on the 800 real rows) is in `polaris/real_panel`.
 #
 # The parameters below are the pipeline's (`polaris.pipeline` in `params.yaml`): a few minutes on
 # 2 cores. `profile = "paper"` runs at the paper's scale instead (a synthetic trace of the real
@@ -49,7 +59,10 @@ if profile != "default":  # a profile chosen in JupyterLab: its values from para
     apply_profile(globals(), "polaris/pipeline", profile)
 
 import numpy as np
-from schedlab import io
+import pandas as pd
+from IPython.display import Markdown
+
+from schedlab import io, reference
 from schedlab.polaris import duration, grid, hopkins, pipeline, plots, scoring
 from schedlab.polaris.schema import FEATURES
 from schedlab.reference import paper_values
@@ -109,9 +122,13 @@ io.atomic_write_text(out.results("pipeline_grid.csv"), grid_results.to_csv(index
 io.atomic_write_text(out.timings("pipeline_grid.csv"), grid_times.assign(data=LABEL).to_csv(index=False))
 t4 = grid.summary(table)
 io.atomic_write_text(out.results("pipeline_table4.csv"), t4.assign(data=LABEL).to_csv(index=False))
+paper_grid = paper_values("polaris", "grid.")
 for a in table.algorithm.unique():
-    fig = plots.score_vs_parameters(table[table.algorithm == a], "scores_v1", label=f"{LABEL} {a}", transform_col="transform")
-    io.savefig(fig, out.figures(f"pipeline_{a}_scorev1_by_parameter.png"), dpi=110)
+    fig = plots.score_vs_parameters(
+        table[table.algorithm == a], "scores_v1", label=LABEL, transform_col="transform",
+        title=f"ACQUIRES of our {a.upper()} runs by grid parameter (Table III; {len(X):,}-row sample)",
+        reference={f"authors' best {a.upper()} run (REAL, 100,001 rows)": paper_grid[f"grid.{a}.best.acquires"]})
+    out.savefig(fig, f"pipeline_{a}_scorev1_by_parameter")
 t4
 
 # %% [markdown]
@@ -133,13 +150,11 @@ print(f"{LABEL} best HDBSCAN: {run['transform']}, {run.metric}, {run.min_cluster
       f"{run.n_outliers} outliers, ACQUIRES {run.scores_v1:.4f}")
 stds = plots.profile_std_table(df, list(FEATURES))
 io.atomic_write_text(out.results("pipeline_fig4_profile_std.csv"), stds.assign(data=LABEL).to_csv(index=False))
-io.savefig(plots.feature_boxplots_grid(df, list(FEATURES), label=LABEL), out.figures("pipeline_fig4_all_features.png"),
-           dpi=100)
+out.savefig(plots.feature_boxplots_grid(df, list(FEATURES), label=LABEL), "pipeline_fig4_all_features")
 for f in ["cpu_usage", "gpu_wrk_util"]:
-    io.savefig(plots.feature_boxplots(df, f, label=LABEL), out.figures(f"pipeline_fig4_{f}.png"), dpi=110)
+    out.savefig(plots.feature_boxplots(df, f, label=LABEL), f"pipeline_fig4_{f}")
 for c in pipeline.HEATMAP_COLUMNS:
-    io.savefig(plots.metadata_heatmap(df, c, top=heatmap_top, label=LABEL), out.figures(f"pipeline_heatmap_{c}.png"),
-               dpi=110)
+    out.savefig(plots.metadata_heatmap(df, c, top=heatmap_top, label=LABEL), f"pipeline_heatmap_{c}")
 heat = pipeline.heatmap_table(df, top=heatmap_top)
 io.atomic_write_text(out.results("pipeline_fig4_heatmaps.csv"), heat.assign(data=LABEL).to_csv(index=False))
 stds.pivot(index="profile", columns="feature", values="std")[list(FEATURES)].round(3)
@@ -156,23 +171,24 @@ print(f"{LABEL}: {int((df.profile >= 0).sum())} clustered rows, {len(clf.feature
 print("paper:", paper_values("polaris", "table5."))
 shap_abs = clf.shap_mean_abs(val, chunk_size=1000)
 io.atomic_write_text(out.results("pipeline_shap_top20.csv"), pipeline.shap_top(shap_abs, 20).to_csv())
-io.savefig(plots.shap_bar(shap_abs, label=LABEL), out.figures("pipeline_shap_summary.png"), dpi=110)
+out.savefig(plots.shap_bar(shap_abs, label=LABEL), "pipeline_shap_summary")
 rep
 
 # %% [markdown]
 # ## Figure 5: duration of unseen jobs from the profile mean
 #
-# The paper says the error "is below the 5 %" for a share of the samples (printed below from
-# `reference/polaris.yaml`); the authors' code computes `|ŷ−y|/y` **without** ×100 and marks the
-# threshold **5.0**, i.e. 500 %. Both readings are shown.
+# The paper says the error "is below the 5 %" for 80 % of the samples and below 20 % for 90 % (the
+# stars on Figure 5a, read from `reference/polaris.yaml`); the authors' code computes `|ŷ−y|/y`
+# **without** ×100 and marks the threshold **5.0**, i.e. 500 %. Both readings are shown.
 
 # %%
 test = pipeline.unseen_jobs(info.path, sample, duration_test_jobs, seed)
 res = pipeline.duration_test(clf, test)
 shares = duration.share_below(res.rel_error.to_numpy(), pipeline.FIG5_THRESHOLDS)
 io.atomic_write_text(out.results("pipeline_fig5.csv"), res.assign(data=LABEL).to_csv(index=False))
-io.savefig(plots.figure5(res.rel_error.to_numpy(), res.predicted_profile.to_numpy(), label=LABEL),
-           out.figures("pipeline_fig5.png"), dpi=110)
+fig5_paper = plots.fig5_paper_points(paper_values("polaris", "fig5."))
+out.savefig(plots.figure5(res.rel_error.to_numpy(), res.predicted_profile.to_numpy(), label=LABEL, paper=fig5_paper),
+            "pipeline_fig5")
 print(LABEL, {f"share rel. error <= {k:g}": round(v, 4) for k, v in shares.items()},
       "dropped (duration <= 0):", res.attrs["dropped_nonpositive"])
 print("paper:", paper_values("polaris", "fig5."))
@@ -189,3 +205,50 @@ io.atomic_write_json(out.results("pipeline_summary.json"), summary)
 # the steps' wall seconds change from run to run: kept apart, under results/polaris/timings/
 io.atomic_write_json(out.timings("pipeline_summary.json"), {"data": LABEL, "timings_s": timings})
 summary
+
+# %% [markdown]
+# ## Paper vs ours
+#
+# The rows of `schedlab.reference.compare("polaris")` this notebook's files feed, with the signed
+# difference ours − paper, then a summary with Table IV's silhouettes. With the default
+# (synthetic) trace every number below is a **SYNTHETIC stand-in's**: it shows the method running
+# end to end, not the paper's values (those on real data are in `polaris/real_panel`).
+
+# %%
+cmp = reference.compare("polaris", root=out.root)
+cmp = cmp[cmp.id.str.startswith(("hopkins.synthetic", "table2.", "table5.", "fig5."))].copy()
+cmp["ours"] = pd.to_numeric(cmp["ours"])
+cmp["ours_minus_paper"] = cmp["ours"] - cmp["paper"]
+cmp[["id", "paper", "ours", "ours_minus_paper", "match"]].assign(data=LABEL).style.format(
+    "{:.4g}", subset=["paper", "ours", "ours_minus_paper"])
+
+# %%
+by_id = cmp.set_index("id")
+t2_rows = cmp[cmp.id.str.startswith("table2.")]
+t2_same_sign = int((np.sign(t2_rows.ours) == np.sign(t2_rows.paper)).sum())
+fig5_rows = [(thr, share, shares[thr]) for thr, share, _ in fig5_paper]
+sc_ours = t4.set_index(["algorithm", "stat"]).loc["hdbscan", "avg_silhouette"]  # Table IV's SC column, our grid
+sc_paper = {stat: paper_values("polaris", "table4.hdbscan.")[f"table4.hdbscan.{stat}.avg_silhouette"]
+            for stat in ("mean", "min", "max")}
+stand_in = ("a **SYNTHETIC stand-in** (not the paper's trace: these numbers show the method at work and are not "
+            "expected to match)" if LABEL == "SYNTHETIC" else "the **REAL** trace")
+Markdown(f"""
+All numbers here come from {stand_in}, {info.rows:,} joined rows, a {len(sample):,}-row sample (paper: 100,001).
+
+* **Hopkins**: {by_id.loc["hopkins.synthetic", "ours"]:.4f} vs the paper's {by_id.loc["hopkins.synthetic", "paper"]:.4f}
+  ({by_id.loc["hopkins.synthetic", "ours_minus_paper"]:+.4f}); below 0.3 means clusterable.
+* **Table II**: ours − paper from {t2_rows.ours_minus_paper.min():+.2f} to {t2_rows.ours_minus_paper.max():+.2f}
+  over the {len(t2_rows)} cells; the sign agrees in {t2_same_sign} of {len(t2_rows)}.
+* **Tables III/IV**: the best HDBSCAN run ({run['transform']}, {run.metric}, min cluster size {run.min_cluster_size})
+  finds {int(run.n_clusters)} profiles and {int(run.n_outliers):,} outliers, ACQUIRES {run.scores_v1:.3f} (authors' best on real data
+  {paper_grid["grid.hdbscan.best.acquires"]:.3f}, {run.scores_v1 - paper_grid["grid.hdbscan.best.acquires"]:+.3f}).
+  Table IV's mean silhouette over our HDBSCAN runs {sc_ours["mean"]:.2f} vs the paper's {sc_paper["mean"]:.2f}
+  ({sc_ours["mean"] - sc_paper["mean"]:+.2f}; range ours {sc_ours["min"]:.2f} to {sc_ours["max"]:.2f}, paper
+  {sc_paper["min"]:.2f} to {sc_paper["max"]:.2f}).
+* **Table V**: accuracy {acc:.4f} vs the paper's {by_id.loc["table5.accuracy", "paper"]:.4f}
+  ({acc - by_id.loc["table5.accuracy", "paper"]:+.4f}) on {int((df.profile >= 0).sum()):,} clustered rows (paper
+  {by_id.loc["table5.clustered_rows", "paper"]:,.0f}) and {len(clf.feature_names_):,} one-hot columns (paper
+  {by_id.loc["table5.one_hot_columns", "paper"]:,.0f}).
+* **Figure 5**: {"; ".join(f"within {thr:.0%}: ours {ours:.1%} of jobs vs the paper's {share:.0%} ({100 * (ours - share):+.1f} points)"
+                             for thr, share, ours in fig5_rows)}.
+""")

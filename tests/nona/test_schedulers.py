@@ -213,3 +213,55 @@ def test_module_doctests():
     for mod in (m, s, e, t, x):
         failed, _ = doctest.testmod(mod)
         assert failed == 0, mod.__name__
+
+
+def _random_dag(rng: np.random.Generator, n: int) -> nx.DiGraph:
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    for u in range(n):
+        for v in range(u + 1, n):
+            if rng.random() < 0.25:
+                g.add_edge(u, v)
+    return g
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_chain_branches_count_forks_and_entries(seed):
+    """Counted edge by edge: one part per entry task (no predecessor inside the subgraph) and one
+    per edge u -> x where x has u as its only predecessor but is not u's first successor (a fork's
+    other branches); the tasks of a series edge (u has one successor, x one predecessor) share a
+    part; every task of a part is in one connected component."""
+    rng = np.random.default_rng(seed)
+    g = _random_dag(rng, int(rng.integers(2, 12)))
+    inner = list(nx.topological_sort(g))
+    rank = {x: i for i, x in enumerate(inner)}
+    parts = branch_partition(g, inner)
+    assert sorted(x for p in parts for x in p) == sorted(inner)
+    entries = sum(1 for x in inner if g.in_degree(x) == 0)
+    branch_offs = sum(1 for u, x in g.edges if g.in_degree(x) == 1 and x != min(g.successors(u), key=rank.get))
+    assert len(parts) == entries + branch_offs
+    part_of = {x: i for i, p in enumerate(parts) for x in p}
+    for u, x in g.edges:
+        if g.out_degree(u) == 1 and g.in_degree(x) == 1:
+            assert part_of[u] == part_of[x]
+    comp_of = {x: i for i, c in enumerate(branch_partition(g, inner, rule="components")) for x in c}
+    assert all(len({comp_of[x] for x in p}) == 1 for p in parts)
+
+
+def test_gpt2_attention_forks_split_under_chains():
+    """The paper distributes all parallel branches: GPT-2's q/k/v fork gives three parts in every
+    attention subgraph; the component rule keeps each subgraph whole."""
+    from schedlab.nona.tables import segments
+    from schedlab.nona.workload import Cluster, build_workload
+
+    w = build_workload(load=0.5, cluster=Cluster(servers=80, bandwidth_gbps=10))
+    gpt2 = next(j for j in w if j.name == "gpt2")
+    subs = [list(inner) for _, _, inner in segments(gpt2.dag) if inner]
+    chains = [len(branch_partition(gpt2.dag, s)) for s in subs]
+    comps = [len(branch_partition(gpt2.dag, s, rule="components")) for s in subs]
+    assert sum(n == 3 for n in chains) >= 12 and max(comps[1:]) == 1
+
+
+def test_unknown_branch_rule_is_refused():
+    with pytest.raises(ValueError, match="branch rule"):
+        branch_partition(diamond_chain().dag, ["a", "b"], rule="lines")

@@ -147,7 +147,7 @@ def test_policy_without_kernel_names_itself():
 
     w = Workload.from_arrays(submit_s=[0], service=[4.0], demand=[1])
     with pytest.raises(NoKernelError, match="policy 'MyRule' .* engine='reference'"):
-        simulate(w, Custom(), 1)
+        simulate(w, Custom(), 1, engine="fast")  # asked for explicitly: refused
     assert simulate(w, Custom(), 1, engine="reference").end_time.tolist() == [4.0]
     with pytest.raises(TypeError, match="not a schedlab.pcs.policies.Policy"):
         simulate(w, object(), 1)

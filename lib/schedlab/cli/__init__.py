@@ -1,7 +1,7 @@
 """The ``schedlab`` command line.
 
 Subcommands: ``fetch`` (raw inputs), ``notebook run`` (a pipeline stage), ``compare``
-(paper vs ours), and one group per paper, each in its own module of this package
+(paper vs ours), ``scorecard`` (every paper's comparison on one page), and one group per paper, each in its own module of this package
 (``nona``, ``pcs``, ``polaris``). Heavy imports stay inside the commands so
 ``schedlab --help`` is instant.
 """
@@ -81,7 +81,7 @@ def notebook_sync(names: tuple[str, ...]) -> None:
     from schedlab import notebooks
 
     try:
-        targets = [notebooks.notebook_path(n) for n in names] or None
+        targets = [notebooks.pair_path(n) for n in names] or None
     except FileNotFoundError as exc:
         raise click.ClickException(str(exc)) from None
     changed = notebooks.sync(targets)
@@ -109,6 +109,30 @@ def compare(paper: str, out_dir: str | None) -> None:
     except FileNotFoundError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(reference.to_markdown(table, f"{paper}: paper vs schedlab"))
+
+
+@main.command()
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Folder holding results/, figures/, reference/ and dvc.yaml (default: the repository).")
+@click.option("--out-dir", type=click.Path(file_okay=False), default=None,
+              help="Where scorecard.md and scorecard.html go (default: ROOT/results).")
+@click.option("--readme", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Also rewrite the block between <!-- scorecard:start --> and <!-- scorecard:end --> here.")
+def scorecard(root: str | None, out_dir: str | None, readme: str | None) -> None:
+    """Write results/scorecard.md and .html: every paper's numbers vs ours, counted per verdict."""
+    from pathlib import Path
+
+    from schedlab import reference, scorecard as card
+
+    try:
+        cards = card.write(Path(root) if root else None, Path(out_dir) if out_dir else None,
+                           Path(readme) if readme else None)
+    except (card.ScorecardError, reference.ReferenceError) as exc:
+        raise click.ClickException(str(exc)) from None
+    for c in cards:
+        click.echo(f"{c.paper}: {card.how_close(c.counts())}")
+    where = Path(out_dir) if out_dir else (Path(root) if root else card.paths.ROOT) / "results"
+    click.echo(f"wrote {where / 'scorecard.md'} and {where / 'scorecard.html'}" + (f"; updated {readme}" if readme else ""))
 
 
 # after ``main`` exists; module names stay bound to the modules (schedlab.cli.nona is the module)

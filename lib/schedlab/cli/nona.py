@@ -104,29 +104,37 @@ def nona_simulate(scheme, load, bandwidth_gbps, servers, duration, warmup, seed,
 @click.option("--bandwidth-gbps", type=float, default=10.0, show_default=True, help="Bottleneck link capacity.")
 @click.option("--servers", type=int, default=80, show_default=True)
 @click.option("--method", type=click.Choice(["global", "local", "penalty"]), default="global", show_default=True,
-              help="global: certified LP branch and bound over the link wait; local: softmax + L-BFGS "
-                   "multi-start; penalty: the paper's Lagrangian penalty, first order.")
+              help="global: certified branch and bound over the link wait (Lagrangian bounds, no LP "
+                   "solver); local: softmax + L-BFGS multi-start; penalty: the paper's Lagrangian penalty, "
+                   "first order.")
 @click.option("--models", default="gpt2,densenet121,vgg16,alexnet,resnet18", show_default=True,
               help="Comma-separated inference classes (gpt2 needs data/generated/nona/gpt2/graph.txt).")
 @click.option("--comm-load", type=float, default=None, help="Background link load (default: --load).")
 @click.option("--json", "as_json", is_flag=True, help="Print the optimiser JSON (the simulator's input).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Also write the JSON to this file.")
 def nona_solve(load, bandwidth_gbps, servers, method, models, comm_load, as_json, out):
-    """Solve Nona's placement optimisation (section III-C) for the section IV workload."""
+    """Solve Nona's placement optimisation (section III-C) for the section IV workload.
+
+    With --json, stdout carries exactly one JSON object: anything the solvers might print goes
+    to stderr, and errors are reported on stderr with a non-zero exit status.
+    """
+    import contextlib
+
     from schedlab.io import atomic_write_json
     from schedlab.nona.optimise import solve_point
 
     try:
-        res, doc = solve_point(load, bandwidth_gbps=bandwidth_gbps, servers=servers, method=method,
-                               models=[m.strip() for m in models.split(",") if m.strip()],
-                               workload_kwargs={"comm_load": comm_load})
+        with contextlib.redirect_stdout(sys.stderr):  # stdout is reserved for the result
+            res, doc = solve_point(load, bandwidth_gbps=bandwidth_gbps, servers=servers, method=method,
+                                   models=[m.strip() for m in models.split(",") if m.strip()],
+                                   workload_kwargs={"comm_load": comm_load})
+        text = json.dumps(doc, allow_nan=False)
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
     if out:
         atomic_write_json(out, doc)
     if as_json:
-        json.dump(doc, sys.stdout)
-        sys.stdout.write("\n")
+        sys.stdout.write(text + "\n")
         return
     gap = "" if res.gap is None else f", certified gap {res.gap:.3g}"
     click.echo(f"{method}: objective {res.objective:.6g} (mean JCT {res.mean_jct_s:.4g} s), link load "

@@ -13,7 +13,8 @@ What the figure notebooks (``notebooks/nona/fig3``, ``fig4``, ``fig5``, ``model_
   figure's sweep (:meth:`FigureSweep.run`) and Decima's like-for-like comparison on its own
   short window (:meth:`FigureSweep.same_window`);
 * pure helpers on a sweep's rows: :func:`ratio_table` (scheme / Nona per point),
-  :func:`max_gains` (the "up to" ratios the paper quotes), :func:`expert_gap`,
+  :func:`max_gains` (the "up to" ratios the paper quotes), :func:`gain_summary` (every gain
+  with its sign: min and max over the points, where, and whether Nona is ahead everywhere), :func:`expert_gap`,
   :func:`status_note` (why a scheme did not run), and :func:`paper_numbers` (the paper's
   numbers from ``reference/nona.yaml``, laid out like our gains JSON).
 
@@ -470,6 +471,58 @@ def max_gains(rows: pd.DataFrame, key: str, columns: Mapping[str, str], schemes:
             for tag in columns:
                 out[tag][s] = float(ratios[tag][s].max())
     return out
+
+
+def gain_summary(rows: pd.DataFrame, key: str, columns: Mapping[str, str], schemes: Sequence[str]) -> dict:
+    """Every gain with its sign: what a figure's gains JSON holds.
+
+    ``{tag: {scheme: max}}`` for every tag of ``columns`` (the "up to" ratio the paper quotes,
+    as :func:`max_gains`), plus ``"min"`` (``{tag: {scheme: smallest ratio}}``), ``"at_min"`` /
+    ``"at_max"`` (the value of ``key`` where they occur) and ``"ahead"`` (``{tag: {scheme: 1 if
+    Nona's JCT is below the scheme's at every point, else 0}}``, the comparison asserts it).
+    A ratio below 1 means the scheme beat Nona there.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"load": [0.1, 0.1, 0.9, 0.9], "scheme": ["nona", "spark_fair"] * 2,
+    ...                      "mean_jct_s": [1.0, 3.0, 2.0, 1.5], "status": "ok"})
+    >>> g = gain_summary(rows, "load", {"avg": "mean_jct_s"}, ["spark_fair"])
+    >>> g["avg"], g["min"], g["at_min"], g["ahead"]
+    ({'spark_fair': 3.0}, {'avg': {'spark_fair': 0.75}}, {'avg': {'spark_fair': 0.9}}, {'avg': {'spark_fair': 0}})
+    """
+    out: dict[str, Any] = max_gains(rows, key, columns, schemes)
+    extra: dict[str, dict] = {"min": {}, "at_min": {}, "at_max": {}, "ahead": {}}
+    for tag, col in columns.items():
+        ratios = ratio_table(rows, key, col)
+        for name in extra:
+            extra[name][tag] = {}
+        for s in out[tag]:
+            r = ratios[s].dropna()
+            extra["min"][tag][s] = float(r.min())
+            extra["at_min"][tag][s] = float(r.idxmin())
+            extra["at_max"][tag][s] = float(r.idxmax())
+            extra["ahead"][tag][s] = int(bool((r > 1).all()))
+    return {**out, **extra}
+
+
+def placement_table(rows: pd.DataFrame, schemes: Sequence[str] = ("nona", "nona_star", "expert")) -> pd.DataFrame:
+    """What the probability tables of a sweep decide: one row per (point, scheme, subgraph) with
+    ``load``, ``bandwidth_gbps``, ``scheme``, ``class``, ``subgraph`` (``source->sink``),
+    ``p_split``, ``options`` and ``mixed`` (:func:`schedlab.nona.tables.placement_shares`), read
+    from the table file each row ran with (column ``tables``)."""
+    import json
+
+    from schedlab.nona.tables import placement_shares
+
+    out = []
+    for r in rows[rows.scheme.isin(schemes) & rows.tables.notna()].itertuples():
+        path = Path(r.tables)
+        doc = json.loads((path if path.is_absolute() else paths.ROOT / path).read_text())
+        for sh in placement_shares(doc):
+            out.append({"load": r.load, "bandwidth_gbps": r.bandwidth_gbps, "scheme": r.scheme,
+                        "class": sh["class"], "subgraph": f"{sh['source']}->{sh['sink']}", "p_split": sh["p_split"],
+                        "options": sh["options"], "mixed": sh["mixed"]})
+    columns = ["load", "bandwidth_gbps", "scheme", "class", "subgraph", "p_split", "options", "mixed"]
+    return pd.DataFrame(out, columns=columns)
 
 
 def expert_gap(rows: pd.DataFrame, key: str, schemes: Sequence[str] = ("nona", "nona_star")) -> dict[str, float]:

@@ -7,7 +7,9 @@ search* that scores candidates by simulating them:
 * **Candidates.** For every bottleneck subgraph ``t`` of every inference class, a two-option
   table mixing *together* (the whole subgraph on its source's server, no transfer) and
   *split* (each parallel branch on its own server, the first with the source and the sink;
-  the Opportunistic placement) with probability ``p_t`` of *split*, ``p_t`` on the grid
+  the Opportunistic placement; branches are parallel chains, so GPT-2's q/k/v split, see
+  :func:`~schedlab.nona.tables.branch_partition`; ``branches="components"`` keeps a connected
+  component whole) with probability ``p_t`` of *split*, ``p_t`` on the grid
   ``grid`` (default 0, 0.25, 0.5, 0.75, 1). This family is a subset of the optimiser's
   Omega_t (it contains its extreme points "all together" and "all branches apart").
 * **Search.** Score all-together and all-split; from the better one, sweep the subgraphs in order, for each try every grid
@@ -57,19 +59,20 @@ class ExpertResult:
     method: str = "coordinate search over split/together mixtures"
 
 
-def subgraph_keys(job_classes: Sequence[Any]) -> list[tuple]:
-    """``(class, source, sink)`` of every subgraph with a decision (more than one branch)."""
+def subgraph_keys(job_classes: Sequence[Any], branches: str = "chains") -> list[tuple]:
+    """``(class, source, sink)`` of every subgraph with a decision (more than one branch under the
+    rule ``branches`` of :func:`~schedlab.nona.tables.branch_partition`)."""
     keys = []
     for c in job_classes:
         if c.kind != "inference":
             continue
         for s, t, inner in segments(c.dag):
-            if inner and len(split_option(c.dag, s, t, list(inner))["partition"]) > 1:
+            if inner and len(split_option(c.dag, s, t, list(inner), branches)["partition"]) > 1:
                 keys.append((c.name, s, t))
     return keys
 
 
-def tables_from_p(job_classes: Sequence[Any], p: dict[tuple, float]) -> dict:
+def tables_from_p(job_classes: Sequence[Any], p: dict[tuple, float], branches: str = "chains") -> dict:
     """Optimiser-format tables for split probabilities ``p`` (missing keys: together)."""
     classes: dict[str, dict] = {}
     for c in job_classes:
@@ -83,7 +86,7 @@ def tables_from_p(job_classes: Sequence[Any], p: dict[tuple, float]) -> dict:
             q = float(p.get((c.name, s, t), 0.0))
             opts = []
             if q > 0:
-                opts.append({**split_option(c.dag, s, t, inner), "p": q})
+                opts.append({**split_option(c.dag, s, t, inner, branches), "p": q})
             if q < 1:
                 opts.append({**together_option(c.dag, s, t, inner), "p": 1.0 - q})
             subs.append({"source": s, "sink": t, "intermediate": inner, "options": opts})
@@ -100,6 +103,7 @@ def search(
     budget: int = 40,
     grid: Sequence[float] = DEFAULT_GRID,
     search_seed: int = 12345,
+    branches: str = "chains",
     progress: bool = False,
 ) -> ExpertResult:
     """Coordinate search for the Expert's tables (see the module docstring).
@@ -114,7 +118,7 @@ def search(
     """
     if budget < 1:
         raise ValueError(f"budget must be >= 1 simulation, got {budget}")
-    keys = subgraph_keys(job_classes)
+    keys = subgraph_keys(job_classes, branches)
     cache: dict[tuple, float] = {}
     log: list[dict] = []
 
@@ -123,7 +127,7 @@ def search(
         if key not in cache:
             if len(cache) >= budget:
                 return math.inf
-            res = simulate(job_classes, cluster, TableScheduler(tables_from_p(job_classes, p), name="expert"),
+            res = simulate(job_classes, cluster, TableScheduler(tables_from_p(job_classes, p, branches), name="expert"),
                            duration=duration, warmup=warmup, rng=np.random.default_rng(search_seed))
             cache[key] = float(res.jobs.jct.mean())
             log.append({"p": list(key), "mean_jct_s": cache[key]})
@@ -138,9 +142,9 @@ def search(
             best, best_score = split, s_split
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from schedlab.progress import bar as progress_bar
 
-        bar = tqdm(total=budget, desc="expert search", leave=False)
+        bar = progress_bar(total=budget, desc="expert search", leave=False)
     changed = True
     while changed and len(cache) < budget:
         changed = False
@@ -159,4 +163,4 @@ def search(
                 break
     if bar is not None:
         bar.close()
-    return ExpertResult(tables_from_p(job_classes, best), best, best_score, len(cache), log)
+    return ExpertResult(tables_from_p(job_classes, best, branches), best, best_score, len(cache), log)

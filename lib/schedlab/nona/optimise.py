@@ -41,13 +41,24 @@ max_i chi_i(omega) is a non-decreasing convex piecewise-linear function of phi, 
 Solvers (:func:`solve`)
 -----------------------
 ``global``
-    branch and bound over phi: on an interval [a, b], the LP (HiGHS) "minimise the objective
-    with phi fixed at a, subject to a <= phi(theta) <= b" is a lower bound for every theta
-    whose wait is in [a, b]; its solution, evaluated exactly, is an upper bound. Intervals
-    are split until every lower bound is within ``rtol`` of the best value: a certified
-    global optimum (the result carries ``lower_bound`` and ``gap``). The interval bound
-    also keeps a linear under-estimate of how the background jobs' wait grows inside the
-    interval (see :func:`_interval_cost`), which makes flat optima converge in few LPs.
+    branch and bound over the wait phi, certified: the result carries ``lower_bound`` and
+    ``gap``, and stops when every bound is within ``rtol`` of the best value. Default
+    (``lp="lagrange"``, :mod:`schedlab.nona._lagrange`): no LP solver. For a fixed wait psi the
+    problem "min over theta with phi(theta) <= psi" is an LP over the product of simplices
+    with ONE coupling row (a multiple-choice knapsack LP), solved exactly by its
+    one-multiplier Lagrangian dual; a basic optimum mixes two options in at most one
+    distribution, and so does the global optimum (it solves that LP at its own wait).
+    Interval bounds are Lagrangian (weak duality: valid for any multiplier) with the
+    multiplier moving along psi as the LP's basis dictates, which makes them second-order
+    accurate around the optimum: a few nodes instead of hundreds of LPs.
+    Reference (``lp="highspy"``, or ``"scipy"``): on an interval [a, b], the LP (HiGHS) "minimise
+    the objective with phi fixed at a, subject to a <= phi(theta) <= b" is a lower bound for
+    every theta whose wait is in [a, b]; its solution, evaluated exactly, is an upper bound;
+    the bound also keeps a linear under-estimate of how the background jobs' wait grows
+    inside the interval (see :func:`_interval_cost`). HiGHS never prints (its banner is sent
+    to /dev/null); if it ends an LP without an optimum or an infeasibility proof, that
+    interval falls back to the one-row relaxation solved exactly (counted in
+    ``info["lp_fallbacks"]``).
 ``local``
     softmax parametrisation of each theta_t, exact gradients, L-BFGS-B from several feasible
     starts (uniform, biased to "all together", random; the random ones from ``seed``), on an
@@ -75,9 +86,13 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import functools
 import heapq
 import math
+import os
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -86,6 +101,7 @@ import numpy as np
 from scipy.optimize import linprog, minimize
 from threadpoolctl import threadpool_limits
 
+from schedlab.nona import _lagrange
 from schedlab.nona.decision import DEFAULT_MAX_OPTIONS, ClassSpace, class_space, set_partitions, space_size
 from schedlab.nona.queueing import UnstableLinkError
 from schedlab.nona.workload import BACKGROUND_COMM, BACKGROUND_COMPUTE, INFERENCE, Cluster, JobClass
@@ -165,7 +181,12 @@ def compile_problem(classes: Sequence[JobClass], cluster: Cluster, *, direct_edg
         raise ValueError(f"job class names must be unique, got {names}")
     mu, nu = cluster.link_bytes_per_s, cluster.compute_rate
     blocks: list[tuple[np.ndarray, np.ndarray]] = []
-    S1, S2, beta, cls, starts = [], [], [], [], []
+    S1: list[np.ndarray] = []  # per subgraph, concatenated at the end (list.extend of arrays is slow)
+    S2: list[np.ndarray] = []
+    beta: list[np.ndarray] = []
+    cls: list[np.ndarray] = []
+    starts: list[int] = []
+    n_rows = 0
     const = np.zeros(len(classes))
     phi_coef = np.zeros(len(classes))
     spaces: list[ClassSpace | None] = []
@@ -189,24 +210,29 @@ def compile_problem(classes: Sequence[JobClass], cluster: Cluster, *, direct_edg
         inner = {x for sub in sp.subgraphs for x in sub.intermediate}
         const[ci] = sum(d["work_s"] for x, d in dag.nodes(data=True) if x not in inner) / nu
         for sub, opts in zip(sp.subgraphs, sp.options):
-            starts.append(len(beta))
+            starts.append(n_rows)
             A, cnt, s1, s2 = _subgraph_rows(dag, sub, opts, mu, nu, direct_edge_branch)
             blocks.append((A, cnt))
-            S1.extend(s1)
-            S2.extend(s2)
-            beta.extend([j.arrival_rate] * len(opts))
-            cls.extend([ci] * len(opts))
+            S1.append(np.asarray(s1, dtype=float))
+            S2.append(np.asarray(s2, dtype=float))
+            beta.append(np.full(len(opts), float(j.arrival_rate)))
+            cls.append(np.full(len(opts), ci, dtype=int))
+            n_rows += len(opts)
     width = max((b[0].shape[1] for b in blocks), default=1)
-    A_arr = np.full((len(beta), width), -np.inf)
-    n_arr = np.zeros((len(beta), width))
+    # column-major: the per-branch columns are contiguous (the global solver scans them one at a time)
+    A_arr = np.full((n_rows, width), -np.inf, order="F")
+    n_arr = np.zeros((n_rows, width), order="F")
     row = 0
     for A, cnt in blocks:
         A_arr[row: row + len(A), : A.shape[1]] = A
         n_arr[row: row + len(A), : A.shape[1]] = cnt
         row += len(A)
     ss, nd = space_size([s for s in spaces if s is not None])
-    return Problem(classes, cluster, spaces, A_arr, n_arr, np.array(S1), np.array(S2), np.array(beta),
-                   np.array(cls, dtype=int), np.array(starts, dtype=int), const, phi_coef, rho0, N0, ss, nd)
+    def cat(parts: list[np.ndarray], dtype=float) -> np.ndarray:
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+    return Problem(classes, cluster, spaces, A_arr, n_arr, cat(S1), cat(S2), cat(beta), cat(cls, int),
+                   np.array(starts, dtype=int), const, phi_coef, rho0, N0, ss, nd)
 
 
 def _subgraph_edges(dag, sub, mu: float):
@@ -241,6 +267,14 @@ def _option_labels(m: int) -> tuple[np.ndarray, np.ndarray]:
     return out
 
 
+@functools.lru_cache(maxsize=16)
+def _option_labels_T(m: int) -> np.ndarray:
+    """:func:`_option_labels` labels, transposed and contiguous (one row per task)."""
+    out = np.ascontiguousarray(_option_labels(m)[0].T)
+    out.flags.writeable = False
+    return out
+
+
 def _subgraph_rows(dag, sub, opts, mu: float, nu: float, direct_edge_branch: bool):
     """(A, n, S1, S2) of every option of one subgraph, vectorised over the options.
 
@@ -261,29 +295,41 @@ def _subgraph_rows(dag, sub, opts, mu: float, nu: float, direct_edge_branch: boo
         raise AssertionError("options are not in decision.options() order")  # guards the vectorised layout
     edges = _subgraph_edges(dag, sub, mu)
     width = int(K.max()) + (1 if direct_edge_branch else 0)
-    A = np.zeros((O, width))
-    cnt = np.zeros((O, width))
     work = np.array([dag.nodes[x]["work_s"] / nu for x in inter])
-    rows = np.arange(O)
-    # (rows, column) pairs are distinct within one update (one column per row), so plain
-    # fancy-index += is exact here and much faster than np.add.at
+    labT = _option_labels_T(m)  # one contiguous row per task: fast column access
+    base = np.arange(O) * width  # flat index of each option's first column
+    # A and cnt are accumulated by one bincount over (flat index, value) pairs listed in the
+    # order of the former sequential updates (tasks, then edges), so every entry is the same
+    # sum in the same order: bit-identical to the per-update version, much faster
+    a_idx: list[np.ndarray] = []
+    a_val: list[np.ndarray] = []
+    c_idx: list[np.ndarray] = []
     for x in range(m):  # each task's compute in its part (X)
-        A[rows, lab[:, x]] += work[x]
+        a_idx.append(base + labT[x])
+        a_val.append(np.full(O, work[x]))
     S1 = np.zeros(O)
     S2 = np.zeros(O)
     for u, v, sv in edges:
         iu, iv = idx[u], idx[v]
-        cross = lab[:, iu] != lab[:, iv]
+        cross = labT[iu] != labT[iv]
         S1 += cross * sv
         S2 += cross * sv * sv
+        hit = np.flatnonzero(cross)
         if iu == src and iv == snk:
             if direct_edge_branch:
-                A[:, width - 1] += np.where(cross, sv, 0.0)
-                cnt[:, width - 1] += cross
+                a_idx.append(base[hit] + (width - 1))
+                a_val.append(np.full(len(hit), sv))
+                c_idx.append(a_idx[-1])
             continue
-        recv = lab[:, iu] if iv == snk else lab[:, iv]  # sink edges wait in the sender's branch
-        A[rows, recv] += cross * sv
-        cnt[rows, recv] += cross
+        recv = labT[iu] if iv == snk else labT[iv]  # sink edges wait in the sender's branch
+        a_idx.append(base[hit] + recv[hit])
+        a_val.append(np.full(len(hit), sv))
+        c_idx.append(a_idx[-1])
+    size = O * width
+    A = np.bincount(np.concatenate(a_idx) if a_idx else np.zeros(0, dtype=np.int64),
+                    weights=np.concatenate(a_val) if a_val else None, minlength=size).astype(float).reshape(O, width)
+    cnt = np.bincount(np.concatenate(c_idx) if c_idx else np.zeros(0, dtype=np.int64),
+                      minlength=size).astype(float).reshape(O, width)
     pad = np.arange(width)[None, :] >= K[:, None]
     if direct_edge_branch:
         pad[:, width - 1] = cnt[:, width - 1] == 0
@@ -464,8 +510,48 @@ def _interval_lp(prob: Problem, lo: float, hi: float, with_lower: bool):
     if res.status == 2:
         return None, math.inf
     if res.status != 0:
-        raise RuntimeError(f"HiGHS failed on the interval [{lo}, {hi}]: {res.message}")
+        raise _LPFailure(f"scipy/HiGHS status {res.status} ({res.message})")
     return res.x, float(res.fun) + k
+
+
+class _LPFailure(RuntimeError):
+    """HiGHS ended an interval LP without an optimum or an infeasibility proof."""
+
+
+def _relaxed_interval_bound(prob: Problem, lo: float, hi: float):
+    """Fallback for an interval LP that HiGHS could not solve: the same bound without the lower row.
+
+    min c.theta + k s.t. phi(theta) <= hi (one row, exact by :func:`_lagrange.mckp`, no LP
+    solver). Dropping "phi >= lo" enlarges the feasible set, so this stays a lower bound on the
+    interval (weaker than the LP's); its solution is still an upper-bound candidate.
+    """
+    c, k = _interval_cost(prob, lo)
+    if math.isinf(hi):  # no row: the cheapest option of every distribution
+        S = _lagrange.select(c, prob.a, prob.starts, prob.dist, largest=False)
+        theta = np.zeros(prob.n_options)
+        theta[S] = 1.0
+        return theta, float(c[S].sum()) + k
+    sol = _lagrange.mckp(c, prob.a + 2 * hi * prob.r, 2 * hi * (1 - prob.rho0) - prob.N0, prob.starts, prob.dist)
+    if not math.isfinite(sol.value):
+        return None, math.inf
+    return _lagrange.theta_of(prob.n_options, sol), sol.dual + k
+
+
+@contextlib.contextmanager
+def _stdout_to_devnull():
+    """Discard what C code writes to file descriptor 1 (the HiGHS banner is printed by its
+    constructor, before ``output_flag`` can be set); Python's own stdout is flushed first."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        yield
+    finally:
+        ctypes.CDLL(None).fflush(None)  # C stdio buffers go to /dev/null, not to the restored stdout
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
 
 
 def _decoupled(prob: Problem, lo: float, hi: float, with_lower: bool):
@@ -532,8 +618,9 @@ class _HighsIntervalLP:
         lp.a_matrix_.start_ = start
         lp.a_matrix_.index_ = index
         lp.a_matrix_.value_ = value
-        self.h = highspy.Highs()
-        self.h.setOptionValue("output_flag", False)
+        with _stdout_to_devnull():
+            self.h = highspy.Highs()
+            self.h.setOptionValue("output_flag", False)
         self.h.setOptionValue("primal_feasibility_tolerance", 1e-10)
         self.h.setOptionValue("dual_feasibility_tolerance", 1e-10)
         self.h.passModel(lp)
@@ -558,16 +645,29 @@ class _HighsIntervalLP:
         if status == self.hs.HighsModelStatus.kInfeasible:
             return None, math.inf
         if status != self.hs.HighsModelStatus.kOptimal:
-            raise RuntimeError(f"HiGHS failed on the interval [{lo}, {hi}]: {h.modelStatusToString(status)}")
+            raise _LPFailure(f"highspy status {h.modelStatusToString(status)!r}")
         x = np.asarray(h.getSolution().col_value)[: self.n]
         return x, float(h.getInfo().objective_function_value) + k
 
 
 def _solve_global(prob: Problem, t0: float, rtol: float = 1e-6, atol: float = 1e-12,
-                  max_lps: int = 5000, lp: str = "highspy", split: str = "bisect") -> Result:
+                  max_lps: int = 5000, lp: str = "lagrange", split: str = "bisect") -> Result:
     if prob.n_options == 0 or prob.size.max() == 1:
         return _finish(prob, "global", prob.local_theta(), t0, lower_bound=evaluate(prob, prob.local_theta()).objective,
-                       info={"lps": 0})
+                       info={"lps": 0, "converged": True, "lp": lp})
+    if lp == "lagrange":
+        g = _lagrange.solve_global(prob, rtol=rtol, atol=atol, max_nodes=max_lps)
+        res = _finish(prob, "global", g.theta, t0, lower_bound=g.lower_bound, info=g.info)
+        # the bound is certified against the search's own evaluation; the final evaluation can
+        # differ in the last bits, and a bound above an achieved value is never informative
+        res.lower_bound = min(res.lower_bound, res.objective)
+        return res
+    return _solve_global_lp(prob, t0, rtol, atol, max_lps, lp, split)
+
+
+def _solve_global_lp(prob: Problem, t0: float, rtol: float, atol: float, max_lps: int, lp: str,
+                     split: str) -> Result:
+    """The reference branch and bound: interval LPs (two rows) solved by HiGHS."""
     if lp == "highspy":
         model: list = []
 
@@ -578,7 +678,7 @@ def _solve_global(prob: Problem, t0: float, rtol: float = 1e-6, atol: float = 1e
     elif lp == "scipy":
         solve_lp = lambda lo, hi, with_lower: _interval_lp(prob, lo, hi, with_lower)  # noqa: E731
     else:
-        raise ValueError(f"lp must be 'highspy' or 'scipy', got {lp!r}")
+        raise ValueError(f"lp must be 'lagrange', 'highspy' or 'scipy', got {lp!r}")
     best_theta = prob.local_theta()
     best = evaluate(prob, best_theta).objective
     lo0 = prob.phi_min()
@@ -600,11 +700,17 @@ def _solve_global(prob: Problem, t0: float, rtol: float = 1e-6, atol: float = 1e
 
     heap: list[tuple[float, float, float, float]] = []
 
+    n_fallback = 0
+
     def push(lo: float, hi: float) -> None:
-        nonlocal n_lp, n_shortcut
+        nonlocal n_lp, n_shortcut, n_fallback
         theta, lb = _decoupled(prob, lo, hi, with_lower=lo > lo0)
         if theta is None:
-            theta, lb = solve_lp(lo, hi, with_lower=lo > lo0)
+            try:
+                theta, lb = solve_lp(lo, hi, with_lower=lo > lo0)
+            except _LPFailure:  # documented fallback: the one-row relaxation, solved exactly
+                theta, lb = _relaxed_interval_bound(prob, lo, hi)
+                n_fallback += 1
             n_lp += 1
         else:
             n_shortcut += 1
@@ -634,7 +740,7 @@ def _solve_global(prob: Problem, t0: float, rtol: float = 1e-6, atol: float = 1e
         push(mid, hi)
     lower = min(best, heap[0][0]) if heap else best  # heap entries: (bound, lo, hi, wait of the LP point)
     return _finish(prob, "global", best_theta, t0, lower_bound=lower,
-                   info={"lps": n_lp, "decoupled": n_shortcut, "rtol": rtol, "lp": lp,
+                   info={"lps": n_lp, "decoupled": n_shortcut, "rtol": rtol, "lp": lp, "lp_fallbacks": n_fallback,
                          "converged": (best - lower) <= tol()})
 
 
@@ -841,9 +947,10 @@ def solve(workload: Sequence[JobClass] | Problem, cluster: Cluster | None = None
           *, direct_edge_branch: bool = True, **options) -> Result:
     """Solve Nona's problem for ``workload`` on ``cluster`` with ``method`` (global | local | penalty).
 
-    ``options`` go to the solver: global ``rtol`` (default 1e-6), ``max_lps``, ``lp``
-    ("highspy": one warm-started HiGHS model, default; "scipy": ``scipy.optimize.linprog``
-    with HiGHS, a cold solve per LP, kept as a cross-check); local
+    ``options`` go to the solver: global ``rtol`` (default 1e-6), ``max_lps`` (nodes for
+    "lagrange"), ``lp`` ("lagrange": Lagrangian bounds, no LP solver, default; "highspy": the
+    interval LPs in one warm-started HiGHS model, the reference; "scipy":
+    ``scipy.optimize.linprog`` with HiGHS, a cold solve per LP, a cross-check); local
     ``n_starts``, ``seed``/``rng``, ``maxiter``, ``active_set`` (default True),
     ``initial_per_distribution``, ``add_per_round``, ``kkt_rtol``, ``max_rounds``; penalty ``weight`` (1e3), ``max_iter``.
     ``solve_seconds`` includes compiling the decision space.

@@ -1,11 +1,14 @@
-"""Pictures of DAGs before and after contraction (in the spirit of Nona's Fig. 2a), and the
-schemes' labels, colours and markers in the figure notebooks."""
+"""Nona's figures: pictures of DAGs before and after contraction (in the spirit of Fig. 2a), the
+schemes' labels, colours and markers, Figs. 3-5 with the paper's printed gains beside ours,
+Table I's job f, the model-error figure, and the "paper vs ours" table of every notebook."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import networkx as nx
+import numpy as np
+import pandas as pd
 
 #: scheme -> (label, matplotlib colour, marker), the same in every Nona figure
 SCHEME_STYLE = {
@@ -64,3 +67,294 @@ def plot_contraction(g: nx.DiGraph, h: nx.DiGraph, title: str = "") -> Any:
     bottom.axis("off")
     fig.tight_layout()
     return fig
+
+
+# --------------------------------------------------------------------------- figure helpers
+# Shared by the figure notebooks: readable log axes, legends off the data, and the paper's
+# printed gains drawn next to ours (values from reference/nona.yaml, never typed here).
+
+#: readable names of the simulator's job classes, for titles and legends
+CLASS_LABEL = {
+    "gpt2": "GPT-2", "densenet121": "DenseNet-121", "vgg16": "VGG-16", "alexnet": "AlexNet",
+    "resnet18": "ResNet-18", "background_compute": "background compute jobs",
+    "background_comm": "background communication jobs", "f": "job f",
+}
+
+
+def class_label(name: str) -> str:
+    """Readable name of a job class (unknown names are returned unchanged)."""
+    return CLASS_LABEL.get(name, name)
+
+
+def scheme_label(scheme: str) -> str:
+    """Readable name of a scheme (``SCHEME_STYLE``'s label; unknown names unchanged)."""
+    return SCHEME_STYLE[scheme][0] if scheme in SCHEME_STYLE else scheme
+
+
+def readable_log_axis(ax: Any, axis: str = "y", ticks: Sequence[float] | None = None) -> None:
+    """A log axis whose labels never overlap: decades only (``1``, ``10``, ``100`` ...) or the
+    given ``ticks`` written as plain numbers (e.g. the bandwidths of Fig. 4), no minor labels."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    if ticks is not None:
+        target.set_major_locator(FixedLocator(list(ticks)))
+        target.set_minor_locator(FixedLocator([]))
+    else:
+        lo, hi = ax.get_xlim() if axis == "x" else ax.get_ylim()
+        # fewer than two decades shown: 1-2-5 ticks, so the axis has more than one label
+        subs = (1.0, 2.0, 5.0) if lo > 0 and hi / lo < 100 else (1.0,)
+        target.set_major_locator(LogLocator(base=10, subs=subs, numticks=8))
+        target.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10) * 0.1, numticks=8))
+    target.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    target.set_minor_formatter(NullFormatter())
+
+
+def legend_below(fig: Any, handles: Sequence[Any], labels: Sequence[str], ncol: int = 4) -> Any:
+    """One legend for the whole figure, under the axes (never over a curve)."""
+    return fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=8, frameon=False)
+
+
+def _handles(axes: Sequence[Any]) -> tuple[list, list]:
+    seen: dict[str, Any] = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
+    return list(seen.values()), list(seen)
+
+
+def _paper_marks(ax: Any, x_right: float, step: float, paper_high: Mapping[str, float],
+                 paper_low: Mapping[str, float] | None, log_x: bool) -> None:
+    """The paper's printed gains at the right edge of a gain panel: a bar from the lowest to the
+    highest factor it prints (a single mark when it prints only "up to")."""
+    for i, (s, high) in enumerate(paper_high.items()):
+        _, color, marker = SCHEME_STYLE[s]
+        x = x_right * step ** (i + 1) if log_x else x_right + step * (i + 1)
+        low = (paper_low or {}).get(s)
+        if low is not None:
+            ax.plot([x, x], [low, high], color=color, lw=3, alpha=0.55, solid_capstyle="butt")
+        ax.plot([x], [high], marker=marker, color=color, mfc="white", ms=8, ls="none")
+        ax.annotate(f"{high:g}x", (x, high), textcoords="offset points", xytext=(0, 6), ha="center",
+                    fontsize=7, color=color)
+
+
+def plot_sweep(rows: Any, x: str, schemes: Sequence[str], *, xlabel: str, title: str,
+               panels: Sequence[tuple[str, str]] = (("mean_jct_s", "(a) all jobs"),
+                                                    ("inference_mean_jct_s", "(b) inference jobs")),
+               log_x: bool = False, paper_high: Mapping[str, float] | None = None,
+               paper_low: Mapping[str, float] | None = None, gain_of: str = "mean_jct_s") -> Any:
+    """Figs. 3 and 4: average JCT of every scheme against ``x`` (one panel per ``panels``
+    column, log JCT axis), and a last panel with each baseline's gain (its JCT / Nona's, column
+    ``gain_of``) next to the paper's printed factors (``paper_high``/``paper_low``, by scheme,
+    drawn right of the sweep's last point). ``rows``: the sweep's table (``scheme``, ``status``,
+    ``x`` and the columns). Schemes with no successful row appear in the legend as "(not run)".
+    """
+    import matplotlib.pyplot as plt
+
+    ok = rows[rows.status == "ok"]
+    xs = sorted(ok[x].unique())
+    fig, axes = plt.subplots(1, len(panels) + 1, figsize=(5.2 * (len(panels) + 1), 4.6), layout="constrained")
+    for ax, (col, sub) in zip(axes, panels):
+        for s in schemes:
+            label, color, marker = SCHEME_STYLE[s]
+            g = ok[ok.scheme == s].sort_values(x)
+            if g.empty:
+                ax.plot([], [], color=color, marker=marker, label=f"{label} (not run)")
+            else:
+                ax.plot(g[x], g[col], color=color, marker=marker, label=label)
+        readable_log_axis(ax, "y")
+        if log_x:
+            readable_log_axis(ax, "x", ticks=xs)
+        else:
+            ax.set_xticks(xs)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("average JCT (s, log scale)")
+        ax.set_title(sub)
+        ax.grid(True, which="major", alpha=0.3)
+
+    gain = axes[-1]
+    base = ok[ok.scheme == "nona"].set_index(x)[gain_of]
+    for s in schemes:
+        if s in ("nona",) or s not in SCHEME_STYLE:
+            continue
+        label, color, marker = SCHEME_STYLE[s]
+        g = ok[ok.scheme == s].set_index(x)[gain_of]
+        if len(g):
+            r = (g / base).dropna()
+            gain.plot(r.index, r.values, color=color, marker=marker, label=label)
+    gain.axhline(1.0, color="0.3", lw=0.8)
+    if paper_high:
+        if log_x:
+            _paper_marks(gain, max(xs), 1.22, paper_high, paper_low, True)
+        else:
+            span = (max(xs) - min(xs)) or 1.0
+            _paper_marks(gain, max(xs), 0.06 * span, paper_high, paper_low, False)
+        if paper_low:
+            gain.plot([], [], color="0.4", lw=3, alpha=0.55, marker="o", mfc="white",
+                      label="paper's printed factors (bar: its range, open marker: its highest)")
+        else:
+            gain.plot([], [], color="0.4", ls="none", marker="o", mfc="white",
+                      label="paper's printed factor ('up to', open marker)")
+        gain.axvline(max(xs) * 1.1 if log_x else max(xs) + 0.025 * ((max(xs) - min(xs)) or 1.0),
+                     color="0.6", lw=0.6, ls=":")
+    readable_log_axis(gain, "y")
+    if log_x:
+        readable_log_axis(gain, "x", ticks=xs)
+    else:  # only the swept points: the paper's marks right of them are not a load
+        gain.set_xticks(xs)
+    gain.set_xlabel(xlabel)
+    gain.set_ylabel("scheme's average JCT / Nona's (x, log scale)")
+    gain.set_title(f"({chr(ord('a') + len(panels))}) Nona's gain, all jobs; paper's values at the right")
+    gain.grid(True, which="major", alpha=0.3)
+    legend_below(fig, *_handles(axes), ncol=5)
+    fig.suptitle(title)
+    return fig
+
+
+def plot_cdfs(jobs: Mapping[str, Any], schemes: Sequence[str], classes: Sequence[str], *, title: str,
+              gains: Mapping[str, float] | None = None, paper_gains: Mapping[str, float] | None = None) -> Any:
+    """Fig. 5: the CDF of the JCT of every job class (one panel each, log time axis), a legend
+    panel, and (``gains``/``paper_gains``) a panel of Nona's inference p99 gain per baseline next
+    to the paper's. ``jobs``: scheme -> that scheme's jobs (``job_class``, ``jct``)."""
+    import math
+
+    import matplotlib.pyplot as plt
+
+    extra = 1 + (gains is not None)
+    cols = 3
+    n_rows = math.ceil((len(classes) + extra) / cols)
+    fig, axes = plt.subplots(n_rows, cols, figsize=(13, 3.5 * n_rows), layout="constrained")
+    flat = list(axes.flat)
+    for ax, c in zip(flat, classes):
+        for s in schemes:
+            label, color, _ = SCHEME_STYLE[s]
+            if s not in jobs:
+                ax.plot([], [], color=color, label=f"{label} (not run)")
+                continue
+            v = np.sort(jobs[s].loc[jobs[s].job_class == c, "jct"].to_numpy())
+            if len(v):
+                ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", color=color, label=label)
+            else:
+                ax.plot([], [], color=color, label=label)
+        readable_log_axis(ax, "x")
+        ax.set_title(class_label(c))
+        ax.set_xlabel("JCT (s, log scale)")
+        ax.set_ylabel("fraction of jobs (CDF)")
+        ax.set_ylim(0, 1.02)
+        ax.grid(True, which="major", alpha=0.3)
+    spare = flat[len(classes):]
+    handles, labels = _handles(flat[:len(classes)])
+    spare[0].axis("off")
+    spare[0].legend(handles, labels, loc="center", fontsize=9, frameon=False, title="scheme")
+    if gains is not None:
+        ax = spare[1]
+        names = [s for s in (paper_gains or gains) if s in SCHEME_STYLE]
+        pos = np.arange(len(names))
+        ours = [gains.get(s, np.nan) for s in names]
+        ax.bar(pos - 0.2, ours, 0.4, color=[SCHEME_STYLE[s][1] for s in names], label="ours")
+        if paper_gains:
+            ax.bar(pos + 0.2, [paper_gains.get(s, np.nan) for s in names], 0.4, color="white",
+                   edgecolor=[SCHEME_STYLE[s][1] for s in names], hatch="//", label="paper")
+            for p, s in zip(pos, names):
+                ax.annotate(f"{paper_gains[s]:g}x", (p + 0.2, paper_gains[s]), textcoords="offset points",
+                            xytext=(0, 2), ha="center", fontsize=7)
+        ax.axhline(1.0, color="0.3", lw=0.8)
+        top = np.nanmax([*ours, *(paper_gains or {}).values(), 1.0])
+        ax.set_ylim(top=top * 3)  # room for the value labels
+        readable_log_axis(ax, "y")
+        ax.set_xticks(pos, [scheme_label(s).split(" (")[0] for s in names], rotation=20, fontsize=8)
+        ax.set_ylabel("their p99 JCT / Nona's (x, log)")
+        for p, v in zip(pos, ours):
+            if np.isfinite(v):
+                ax.annotate(f"{v:.3g}x", (p - 0.2, v), textcoords="offset points", xytext=(0, 2), ha="center",
+                            fontsize=7)
+        from matplotlib.patches import Patch
+
+        ax.legend([Patch(color="0.5"), Patch(facecolor="white", edgecolor="0.3", hatch="//")], ["ours", "paper"],
+                  fontsize=8, loc="upper left", frameon=False)
+        ax.set_title("Nona's inference p99 gain")
+    for ax in spare[extra:]:
+        ax.axis("off")
+    fig.suptitle(title)
+    return fig
+
+
+def plot_job_f(sweep: Any, other: Any, paper: Mapping[str, float], table_loads: Mapping[str, float], *,
+               title: str) -> Any:
+    """Table I / Fig. 1: the optimal probability of distributing job f (and of each allocation)
+    against the load, the congestion-oblivious 50/50, and Table I's printed shares at our
+    low/medium/high loads. ``sweep``/``other``: the table1 notebook's sweeps (``other`` with
+    other background transfer sizes, column ``background_mb``)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(10, 4.4), layout="constrained")
+    ax.plot(sweep.load, sweep.p_distribute, "o-", lw=2, label="Nona (optimal): P(distribute f)")
+    for c in [c for c in sweep.columns if c.startswith(("allocation", "split"))]:
+        ax.plot(sweep.load, sweep[c], "--", label=f"Nona: P({c})")
+    ax.axhline(0.5, color="0.4", ls=":", label="congestion-oblivious: 50% each allocation")
+    xs = [table_loads[k] for k in paper]
+    ax.scatter(xs, list(paper.values()), marker="X", s=80, color="k", zorder=5,
+               label="paper, Table I: Nona distributes (our load positions)")
+    for k, xv in zip(paper, xs):
+        ax.annotate(f"{k}: {paper[k]:.0%}", (xv, paper[k]), textcoords="offset points", xytext=(6, 6), fontsize=8)
+    for mb, grp in other.groupby("background_mb"):
+        ax.plot(grp.load, grp.p_distribute, ".-", lw=0.8, alpha=0.7,
+                label=f"P(distribute f), {mb:g} MB background transfers")
+    ax.set_xlabel("load (compute load = background link load)")
+    ax.set_ylabel("probability")
+    ax.set_ylim(-0.05, 1.1)
+    ax.grid(True, alpha=0.3)
+    fig.legend(*ax.get_legend_handles_labels(), fontsize=8, loc="outside right center", frameon=False)
+    ax.set_title(title)
+    return fig
+
+
+def plot_model_error(err: Any, *, title: str) -> Any:
+    """Nona's predicted JCT (dashed) against the simulated mean JCT (solid) per class and
+    load, and their relative error; ``err``: the model_error notebook's table."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), layout="constrained")
+    for i, c in enumerate(dict.fromkeys(err.job_class)):
+        g = err[err.job_class == c]
+        axes[0].plot(g.load, g.simulated_jct_s, color=f"C{i}", marker="o", label=class_label(c))
+        axes[0].plot(g.load, g.predicted_jct_s, color=f"C{i}", ls="--", marker="x")
+        axes[1].plot(g.load, 100 * g.relative_error, color=f"C{i}", marker="o")
+    axes[0].plot([], [], color="0.3", marker="o", label="simulated (solid)")
+    axes[0].plot([], [], color="0.3", ls="--", marker="x", label="predicted by the optimiser (dashed)")
+    readable_log_axis(axes[0], "y")
+    axes[0].set_ylabel("mean JCT (s, log scale)")
+    axes[0].set_title("(a) predicted vs simulated")
+    axes[1].axhline(0, color="k", lw=0.8)
+    axes[1].set_ylabel("prediction error (%): predicted / simulated - 1")
+    axes[1].set_title("(b) relative error of the model")
+    for ax in axes:
+        ax.set_xlabel("compute load")
+        ax.grid(True, which="major", alpha=0.3)
+    legend_below(fig, *_handles(axes), ncol=5)
+    fig.suptitle(title)
+    return fig
+
+
+def paper_vs_ours(prefixes: Sequence[str], root: Any, *, paper: str = "nona", gains: bool = True,
+                  timings: bool = False) -> Any:
+    """The comparison rows of ``reference/<paper>.yaml`` whose id starts with one of
+    ``prefixes``, measured from the results under ``root`` (a notebook's output root):
+    quantity, paper, ours, ours / paper, (``gains``: the numbers are factors) whether both are
+    on the same side of 1, i.e. both say Nona is faster, and the reference's match verdict.
+    ``timings=True``: the entries measured from ``results/<paper>/timings/`` (wall-clock times)."""
+    from pathlib import Path
+
+    from schedlab.reference import compare
+
+    table = compare(paper, root=Path(root), timings=timings)
+    table = table[table["id"].astype(str).str.startswith(tuple(prefixes))].copy()
+    ours = pd.to_numeric(table["ours"], errors="coerce")
+    theirs = pd.to_numeric(table["paper"], errors="coerce")
+    table["ours / paper"] = ours / theirs
+    columns = ["id", "quantity", "paper", "ours", "ours / paper", "match"]
+    if gains:
+        table["same side of 1"] = np.where(ours.isna(), "missing", np.where((ours > 1) == (theirs > 1), "yes", "no"))
+        columns.insert(5, "same side of 1")
+    return table[columns].reset_index(drop=True)

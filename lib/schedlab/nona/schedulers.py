@@ -15,8 +15,8 @@ Oblivious schemes (see no queue state; place a whole job when it arrives):
   - Nona*: the same, with the tables solved once at 50% load and 10 Gbps,
   - Expert: tables found by direct search in this simulator (:mod:`schedlab.nona.expert`),
   - Opportunistic: :func:`~schedlab.nona.tables.opportunistic_tables` -- each parallel
-    branch of a subgraph (a weakly connected component of its intermediate tasks) on its own
-    server, the first branch (topological order) with the subgraph's source. The paper does not say where the
+    branch of a subgraph (a parallel chain of its intermediate tasks, :func:`~schedlab.nona.tables.branch_partition`)
+    on its own server, the first branch (topological order) with the subgraph's source. The paper does not say where the
     sink goes; we keep it with the source (``sink_part = 0``).
 
 Live schemes (see the cluster's live state through :class:`~schedlab.nona.sim.LiveView`):
@@ -148,13 +148,19 @@ class TableScheduler:
 
 
 class OpportunisticScheduler(TableScheduler):
-    """Opportunistic (section IV-A): parallel branches on distinct random servers."""
+    """Opportunistic (section IV-A): parallel branches on distinct random servers.
 
-    def __init__(self) -> None:
+    ``branches``: ``"chains"`` (default: every parallel chain, so a fork such as GPT-2's q/k/v
+    splits) or ``"components"`` (one branch per connected component of a subgraph's tasks);
+    see :func:`~schedlab.nona.tables.branch_partition`.
+    """
+
+    def __init__(self, branches: str = "chains") -> None:
         super().__init__({}, name="opportunistic")
+        self.branches = branches
 
     def prepare(self, classes: Sequence[CompiledClass], servers: int) -> None:
-        self.tables = opportunistic_tables(classes)
+        self.tables = opportunistic_tables(classes, self.branches)
         super().prepare(classes, servers)
 
 

@@ -730,6 +730,6 @@ def _run_live(classes, servers, mu, nu, scheduler, arr_t, arr_c, progress):
 def _bar(progress: bool, total: int, name: str):
     if not progress:
         return None
-    from tqdm.auto import tqdm
+    from schedlab.progress import bar
 
-    return tqdm(total=total, desc=f"simulate {name}", unit="job", leave=False)
+    return bar(total=total, desc=f"simulate {name}", unit="job", leave=False)

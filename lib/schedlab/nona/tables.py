@@ -161,12 +161,54 @@ def _compile_options(entry: dict, want: set, cls: CompiledClass, servers: int, w
 # --------------------------------------------------------------------------------------
 
 
-def branch_partition(dag: nx.DiGraph, intermediate: Sequence) -> list[list]:
-    """Parallel branches of a subgraph: weakly connected components of its intermediate tasks,
-    ordered by their first task in ``intermediate`` (topological) order."""
+#: how :func:`branch_partition` finds a subgraph's parallel branches (see there)
+BRANCH_RULES = ("chains", "components")
+
+
+def branch_partition(dag: nx.DiGraph, intermediate: Sequence, rule: str = "chains") -> list[list]:
+    """Parallel branches of a subgraph, as a partition of its intermediate tasks; the part of the
+    first task in ``intermediate`` (topological) order first, the others by their first task.
+
+    ``rule="chains"`` (default; the paper distributes *all* parallel branches): the tasks are cut
+    into chains (maximal runs ``u -> v`` with ``u`` having one successor and ``v`` one
+    predecessor among the intermediate tasks). A chain that starts a new branch gets a part of
+    its own: every chain fed only from outside the subgraph but the first, and every successor
+    of a fork but the first. The first successor of a fork stays with the fork and a join goes
+    to the oldest branch among its inputs (the lowest part), so branches merge back. GPT-2's attention fork into q, k and v gives
+    three parts. ``rule="components"``: one part per weakly connected component of the
+    intermediate tasks (a fork inside a component is not split).
+
+    >>> g = nx.DiGraph([("s", "f"), ("f", "q"), ("f", "k"), ("f", "v"), ("q", "j"), ("k", "j"), ("j", "o"),
+    ...                 ("v", "o"), ("o", "t")])
+    >>> branch_partition(g, ["f", "q", "k", "v", "j", "o"])
+    [['f', 'q', 'j', 'o'], ['k'], ['v']]
+    >>> branch_partition(g, ["f", "q", "k", "v", "j", "o"], rule="components")
+    [['f', 'q', 'k', 'v', 'j', 'o']]
+    """
+    if rule not in BRANCH_RULES:
+        raise ValueError(f"branch rule must be one of {BRANCH_RULES}, got {rule!r}")
     rank = {x: i for i, x in enumerate(intermediate)}
-    comps = [sorted(c, key=rank.__getitem__) for c in nx.weakly_connected_components(dag.subgraph(intermediate))]
-    return sorted(comps, key=lambda c: rank[c[0]])
+    sub = dag.subgraph(intermediate)
+    if rule == "components":
+        comps = [sorted(c, key=rank.__getitem__) for c in nx.weakly_connected_components(sub)]
+        return sorted(comps, key=lambda c: rank[c[0]])
+    part: dict = {}
+    n_parts = 0
+    for x in intermediate:  # topological order: every predecessor already has its part
+        preds = sorted(sub.predecessors(x), key=rank.__getitem__)
+        if not preds:  # fed from outside the subgraph: a new branch, except the very first one
+            part[x] = 0 if n_parts == 0 else n_parts
+        elif len(preds) > 1:  # a join goes back to the oldest branch among its inputs
+            part[x] = min(part[u] for u in preds)
+        else:
+            u = preds[0]
+            first_succ = min(sub.successors(u), key=rank.__getitem__)
+            part[x] = part[u] if first_succ == x else n_parts  # a fork's other successors branch off
+        n_parts = max(n_parts, part[x] + 1)
+    groups: dict[int, list] = {}
+    for x in intermediate:
+        groups.setdefault(part[x], []).append(x)
+    return sorted(groups.values(), key=lambda g: rank[g[0]])
 
 
 def option_tables(classes: Sequence[Any], chooser: Callable[[nx.DiGraph, Any, Any, list], list]) -> dict:
@@ -186,9 +228,10 @@ def option_tables(classes: Sequence[Any], chooser: Callable[[nx.DiGraph, Any, An
     return {"method": "constructed", "classes": out}
 
 
-def split_option(dag, s, t, inner) -> dict:
-    """Every parallel branch on its own server, the first one with the source and the sink."""
-    return {"partition": branch_partition(dag, inner), "source_part": 0, "sink_part": 0, "p": 1.0}
+def split_option(dag, s, t, inner, branches: str = "chains") -> dict:
+    """Every parallel branch (:func:`branch_partition` under rule ``branches``) on its own server,
+    the first one with the source and the sink."""
+    return {"partition": branch_partition(dag, inner, branches), "source_part": 0, "sink_part": 0, "p": 1.0}
 
 
 def together_option(dag, s, t, inner) -> dict:
@@ -196,9 +239,9 @@ def together_option(dag, s, t, inner) -> dict:
     return {"partition": [list(inner)], "source_part": 0, "sink_part": 0, "p": 1.0}
 
 
-def opportunistic_tables(classes: Sequence[Any]) -> dict:
+def opportunistic_tables(classes: Sequence[Any], branches: str = "chains") -> dict:
     """The Opportunistic scheme as tables: :func:`split_option` with probability 1."""
-    return option_tables(classes, lambda *a: [split_option(*a)])
+    return option_tables(classes, lambda *a: [split_option(*a, branches=branches)])
 
 
 # --------------------------------------------------------------------------------------
@@ -236,3 +279,27 @@ def check_tables_match(doc: dict, job_classes, cluster, *, same_point: bool = Tr
         if r is not None and abs(float(r) - c.arrival_rate) > 1e-6 * max(1.0, c.arrival_rate):
             raise TableError(f"{where}: class {c.name!r} was solved at arrival rate {r}, this workload has "
                              f"{c.arrival_rate} (different models/load/workload settings?)")
+
+
+def placement_shares(doc: dict) -> list[dict]:
+    """What a probability table decides, subgraph by subgraph: ``class``, ``source``, ``sink``,
+    ``p_together`` (probability of the option that keeps every intermediate task with the source
+    and the sink on one server), ``p_split`` (1 - that), ``options`` (options drawn with p > 0)
+    and ``mixed`` (more than one option drawn: the placement is stochastic, Nona's mechanism).
+
+    >>> doc = {"classes": {"g": {"subgraphs": [{"source": "a", "sink": "d", "intermediate": ["b", "c"],
+    ...        "options": [{"partition": [["b", "c"]], "source_part": 0, "sink_part": 0, "p": 0.25},
+    ...                    {"partition": [["b"], ["c"]], "source_part": 0, "sink_part": 0, "p": 0.75}]}]}}}
+    >>> placement_shares(doc)[0]["p_split"], placement_shares(doc)[0]["mixed"]
+    (0.75, True)
+    """
+    rows = []
+    for name, entry in doc.get("classes", {}).items():
+        for sub in entry.get("subgraphs", []) or []:
+            opts = [o for o in sub.get("options", []) if float(o.get("p", 0)) > 0]
+            together = sum(float(o["p"]) for o in opts
+                           if len(o["partition"]) == 1 and o.get("source_part", 0) == 0 and o.get("sink_part", 0) == 0)
+            rows.append({"class": name, "source": sub.get("source"), "sink": sub.get("sink"),
+                         "p_together": together, "p_split": 1.0 - together, "options": len(opts),
+                         "mixed": len(opts) > 1})
+    return rows

@@ -12,7 +12,10 @@ between the previous row's value (0 for the first row) and that row's value**, t
 pool of 100 GPU counts, a pool of 100 min-GPU counts (unused), then per app the GPU
 demand = sum of ``trials`` draws from the pool followed by its inter-arrival gap (from the
 workload's inter-arrival CDF if it exists, else exponential with mean
-``mean(size)/(load*G)``); ``draw_order="vector"`` draws all gaps before the demands. Sizes are rounded down to a multiple of the trial count
+``mean(size)/(load*G)``); ``draw_order="vector"`` draws all gaps before the demands and
+``"per-trial"`` interleaves an unused min-GPU draw after each trial's GPUs. The size CDF can
+be another set's (``service_cdf``, as the authors' ``gen_workload`` takes one name per
+family). Sizes are rounded down to a multiple of the trial count
 (``max(int(size/k), 1)*k``), gaps to whole seconds (``int(max(0.01, gap))``); the first app
 arrives at 0.
 
@@ -88,14 +91,78 @@ def authors_rng(seed: int) -> np.random.RandomState:
     return np.random.RandomState(seed)
 
 
+#: where the gaps (and the GPU draws) come in the stream, see :func:`generate`
+DRAW_ORDERS = ("per-app", "vector", "per-trial")
+
+
+def _draw_one(rng, pool: np.ndarray, min_pool: np.ndarray) -> int:
+    """One trial's GPU count, then its (unused) min-GPU count, as ``generate_rect_jobs``."""
+    g = rng.choice(pool)
+    rng.choice(min_pool)
+    return int(g)
+
+
+#: CDF families a synthetic workload reads (the authors' ``gen_workload``), in draw order
+FAMILIES = ("app-service-times", "num-jobs-per-app", "max-gpus-per-job", "min-gpus-per-job")
+#: families a workload name must have its own CDF for (the min-GPU draws are unused, see below)
+REQUIRED_FAMILIES = FAMILIES[:3]
+#: the stand-in min-GPU CDF for workloads without one (its values are never used)
+MIN_GPUS_STANDIN = "1GPU"
+
+
+def _cdf_names(family: str) -> list[str]:
+    """Names ``X`` of every ``cdf-<family>-X.csv`` in the data manifest."""
+    from schedlab.data.manifest import entries
+
+    prefix = f"{CDF_DIR}/cdf-{family}-"
+    return sorted(e.name[len(prefix):-len(".csv")] for e in entries()
+                  if e.name.startswith(prefix) and e.name.endswith(".csv"))
+
+
+def workload_names() -> list[str]:
+    """Every name :func:`generate` accepts: the paper's names, then each CDF set of the mirror
+    that has its own size, trials-per-app and GPUs-per-job CDFs.
+
+    >>> names = workload_names()
+    >>> names[:2], "gavel" in names, "themis1" in names, "workload_0e4a51" in names
+    (['workload-1', 'workload-3'], True, True, True)
+    """
+    sets = set(_cdf_names(REQUIRED_FAMILIES[0]))
+    for fam in REQUIRED_FAMILIES[1:]:
+        sets &= set(_cdf_names(fam))
+    return list(PAPER_WORKLOADS) + sorted(sets)
+
+
+def service_cdf_names() -> list[str]:
+    """Every size CDF (``cdf-app-service-times-X.csv``) that ``service_cdf=`` accepts."""
+    return _cdf_names("app-service-times")
+
+
+def resolve_workload(workload: str) -> str:
+    """The authors' CDF-set name of ``workload`` (paper names map through
+    :data:`PAPER_WORKLOADS`); :class:`ValueError` listing the known names otherwise.
+
+    >>> resolve_workload("workload-3")
+    'gavel'
+    """
+    name = PAPER_WORKLOADS.get(workload, workload)
+    missing = [f for f in REQUIRED_FAMILIES if cdf_path(f, name) is None]
+    if missing:
+        raise ValueError(f"workload {workload!r}: no CDF {', '.join(f'cdf-{f}-{name}.csv' for f in missing)}"
+                         f" in the data manifest; known workloads: {', '.join(workload_names())}")
+    return name
+
+
 def generate(workload: str, num_apps: int, rng, *, load: float = 0.8, gpus: int = 64,
-             tables: SpeedupTables | None = None, draw_order: str = "per-app") -> Workload:
+             tables: SpeedupTables | None = None, draw_order: str = "per-app",
+             service_cdf: str | None = None) -> Workload:
     """A synthetic workload (``themis1``, ``gavel``, ``workload_<vc>``, ...), linear scaling.
 
     Parameters
     ----------
     workload : str
-        The authors' workload name (suffix of the CDF files); see :data:`PAPER_WORKLOADS`.
+        The authors' workload name (suffix of the CDF files) or a paper name
+        (:data:`PAPER_WORKLOADS`); :func:`workload_names` lists them all.
     num_apps : int
     rng : numpy.random.Generator or numpy.random.RandomState
         Explicit randomness; :func:`authors_rng` reproduces the authors' draws.
@@ -107,23 +174,52 @@ def generate(workload: str, num_apps: int, rng, *, load: float = 0.8, gpus: int 
         its GPU demand, then its gap, the order of the authors' runs behind Fig. 8: with
         ``authors_rng(seed)`` this reproduces their ``workload3_gavel_load1.2_5seeds``
         workloads exactly (sizes, demands and submit times; tested job by job).
-        ``"vector"``: all gaps first, then the demands, as the public ``sim.py`` of 2024.
-        Neither reproduces the submit times of the ``themis1_5seeds`` files (seed 4567
-        reproduces their sizes only).
+        ``"vector"``: all gaps first, then the demands, as the public ``sim.py`` of 2024;
+        it reproduces their ``new_results/new/*_gavel_result.csv`` runs (with
+        ``service_cdf="gavel-contmultiple"``, seed 4567, load 1.2, 3000 apps).
+        ``"per-trial"``: per app, each trial draws its GPU count and then an unused
+        min-GPU count (the authors' ``generate_rect_jobs``), then the app's gap; with seed
+        4567 this gives the sizes, total demands and submit times of the
+        ``themis1_5seeds`` baseline files (their seed was not applied; the MCS files there
+        are ``per-app`` with the file's seed). Those runs simulated each trial as its own
+        rigid job inside the app, a model this library does not have, so only their
+        workload is reproduced, not their schedules.
+    service_cdf : str, optional
+        Size CDF to use instead of the workload's own (``cdf-app-service-times-<name>.csv``,
+        :func:`service_cdf_names`), as the authors' ``gen_workload`` takes one name per CDF
+        family. As in their code the inter-arrival CDF is looked up under this name
+        (``cdf-app-interarrival-times-<service_cdf>.csv``). ``"gavel-contmultiple"`` is the
+        ``gavel`` size CDF before the authors' commit 2778152.
+
+    Notes
+    -----
+    The min-GPU pool (100 draws) is drawn and never used, as by the authors; it moves the
+    stream by 200 uniforms whatever the CDF, so a workload without its own min-GPU CDF
+    (``gavel-contsingle``) draws it from :data:`MIN_GPUS_STANDIN`. This is what the
+    authors' Fig. 8 runs, named ``gavel-contsingle``, did: ``generate("gavel-contsingle",
+    ...)`` equals ``generate("gavel", ...)`` and their workloads.
     """
-    if draw_order not in ("per-app", "vector"):
-        raise ValueError(f"draw_order must be 'per-app' or 'vector', not {draw_order!r}")
-    need = {f: cdf_path(f, workload) for f in
-            ("app-service-times", "num-jobs-per-app", "max-gpus-per-job", "min-gpus-per-job")}
-    for f, p in need.items():
-        if p is None and f != "min-gpus-per-job":
-            raise ValueError(f"workload {workload!r}: no CDF cdf-{f}-{workload}.csv")
-    svc = sample_cdf(load_cdf(need["app-service-times"]), num_apps, rng)
-    trials = sample_cdf(load_cdf(need["num-jobs-per-app"]), num_apps, rng)
-    pool = sample_cdf(load_cdf(need["max-gpus-per-job"]), 100, rng)
-    if need["min-gpus-per-job"] is not None:  # drawn (and unused) by the authors
-        sample_cdf(load_cdf(need["min-gpus-per-job"]), 100, rng)
-    iat_path = cdf_path("app-interarrival-times", workload)
+    if draw_order not in DRAW_ORDERS:
+        raise ValueError(f"draw_order must be one of {', '.join(DRAW_ORDERS)}, not {draw_order!r}")
+    if int(num_apps) < 1:
+        raise ValueError(f"num_apps = {num_apps}: expected at least 1 app")
+    if not (np.isfinite(load) and load > 0):
+        raise ValueError(f"load = {load}: expected a number > 0")
+    if int(gpus) < 1:
+        raise ValueError(f"gpus = {gpus}: expected at least 1 GPU")
+    name = resolve_workload(workload)
+    svc_name = name if service_cdf is None else service_cdf
+    svc_path = cdf_path("app-service-times", svc_name)
+    if svc_path is None:
+        raise ValueError(f"service_cdf {svc_name!r}: no cdf-app-service-times-{svc_name}.csv; "
+                         f"known: {', '.join(service_cdf_names())}")
+    min_path = cdf_path("min-gpus-per-job", name) or cdf_path("min-gpus-per-job",
+                                                               MIN_GPUS_STANDIN)
+    svc = sample_cdf(load_cdf(svc_path), num_apps, rng)
+    trials = sample_cdf(load_cdf(cdf_path("num-jobs-per-app", name)), num_apps, rng)
+    pool = sample_cdf(load_cdf(cdf_path("max-gpus-per-job", name)), 100, rng)
+    min_pool = sample_cdf(load_cdf(min_path), 100, rng)  # unused values, as by the authors
+    iat_path = cdf_path("app-interarrival-times", svc_name)
     mean_gap = float(np.mean(svc)) / (load * gpus)
 
     def draw_gaps(n):
@@ -140,15 +236,20 @@ def generate(workload: str, num_apps: int, rng, *, load: float = 0.8, gpus: int 
     for a in range(num_apps):
         k = int(trials[a])
         service[a] = max(int(float(svc[a]) / k), 1) * k
-        demand[a] = int(np.sum(rng.choice(pool, k)))
-        if draw_order == "per-app":
+        if draw_order == "per-trial":
+            # the authors' generate_rect_jobs: per trial its GPUs, then an unused min-GPU draw
+            demand[a] = sum(int(_draw_one(rng, pool, min_pool)) for _ in range(k))
+        else:
+            demand[a] = int(np.sum(rng.choice(pool, k)))
+        if draw_order in ("per-app", "per-trial"):
             gaps[a] = draw_gaps(1)[0]
     sleeps = np.array([int(max(0.01, g)) for g in gaps], dtype=float)
     submit = np.concatenate([[0.0], np.cumsum(sleeps)[:-1]])
     tables = tables if tables is not None else linear_tables(max(int(demand.max()), 1))
+    label = name if service_cdf is None else f"{name}+{service_cdf}"
     w = Workload(seconds_to_us(submit), service, demand,
                  np.full(num_apps, tables.index("LinearModel"), dtype=np.int64), tables,
-                 f"{workload}_{num_apps}")
+                 f"{label}_{num_apps}")
     return w
 
 

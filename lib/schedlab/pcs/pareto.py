@@ -9,13 +9,16 @@ The paper's API ``SetPreference(<Metric, Measure>, ...)``, ``GetParetoFront()`` 
   different measures are allowed, as in the paper.
 * :func:`pareto_search` -- SPEA2 (pymoo) with the authors' settings; returns a
   :class:`ParetoFront` (the Pareto-optimal configurations with their objective values).
+* :func:`pick` -- the paper's PCS-JCT / PCS-bal / PCS-pred picks from a front (our stated
+  rule; the paper leaves the choice to the operator).
 * :meth:`ParetoFront.policy` / :func:`wfq_policy` -- a chosen configuration as a simulator
   policy (``SetWFQConfig``).
 
 Every evaluation is one full :func:`schedlab.pcs.sim.simulate` run with predictions on the
 search workload. Evaluations go through the suite's executor
 (:class:`schedlab.parallel.Executor`: local processes by default, a Dask cluster by address).
-The search checkpoints after every generation and resumes without redoing evaluations.
+The search checkpoints after every generation and resumes without redoing evaluations, also
+a finished search continued with a larger budget (same result as a fresh search with it).
 
 Examples
 --------
@@ -475,8 +478,15 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
         depend on it (tested).
     checkpoint_dir : path, optional
         ``checkpoint.pkl`` is written atomically after every generation; if it exists the
-        search resumes from it (same workload/objectives/space required) and gives the
-        same result as an uninterrupted run (the pickled algorithm holds its Generator).
+        search resumes from it (same workload/objectives/space/gpus required; ``rng`` is
+        then ignored) and gives the same result as an uninterrupted run (the pickled
+        algorithm holds its Generator). This holds for an interrupted search and for a
+        finished one resumed with a **larger budget**: SPEA2's generations do not depend on
+        the budget (it only decides when to stop), so the result equals a fresh search with
+        the larger budget, evaluation for evaluation (tested). A budget that a fresh search
+        would have stopped at earlier (``<=`` the evaluations before the checkpoint's last
+        generation) is refused; the checkpoint's own budget or any budget up to its
+        evaluation count returns the finished search unchanged.
     on_generation : callable(generation, n_evaluations), optional
         Called after each checkpoint (tests use it to interrupt).
 
@@ -487,7 +497,7 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
         objective.
     """
     from pymoo.core.problem import Problem
-    from tqdm import tqdm
+    from schedlab.progress import bar as progress_bar
 
     objs = parse_objectives(objectives)
     if space not in SPACES:
@@ -495,8 +505,9 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
     if budget < 70:
         raise ValueError(f"budget {budget} < population 70")
     sp = SPACES[space].for_workload(workload)
+    # the budget is not part of the key: a search resumes with a larger one
     key = (workload.name, len(workload), float(np.sum(workload.service)),
-           tuple(o.label for o in objs), space, gpus, budget)
+           tuple(o.label for o in objs), space, gpus)
     ckpt = Path(checkpoint_dir) / "checkpoint.pkl" if checkpoint_dir is not None else None
     if ckpt is not None and ckpt.exists():
         state = pickle.loads(ckpt.read_bytes())
@@ -504,6 +515,13 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
             raise ValueError(f"{ckpt}: checkpoint is for {state['key']}, not {key}")
         algo, X_all, F_all, gen = state["algo"], state["X"], state["F"], state["gen"]
         cpu_all = state.get("cpu", [math.nan] * len(X_all))
+        before_last = state.get("before_last", 0)
+        if before_last >= budget:
+            # a fresh search with this budget would have stopped generations earlier
+            raise ValueError(f"{ckpt}: the checkpoint already ran {len(X_all)} evaluations "
+                             f"({gen} generations, the last starting after {before_last}); a "
+                             f"budget of {budget} would have stopped earlier: give a budget > "
+                             f"{before_last}, or a new checkpoint directory")
     else:
         if rng is None:
             raise ValueError("rng (numpy.random.Generator) is required for a new search")
@@ -512,8 +530,9 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
         algo = _algorithm(len(sp.xl), int(rng.integers(2 ** 31 - 1)))
         algo.setup(problem, verbose=False)
         X_all, F_all, cpu_all, gen = [], [], [], 0
+        before_last = 0
     ex, own_executor = parallel.resolve(executor)
-    bar = tqdm(total=budget, initial=len(X_all), desc="pareto", disable=not progress)
+    bar = progress_bar(total=budget, initial=len(X_all), desc="pareto", unit="evaluation", disable=not progress)
     try:
         # our own budget check: with ask/tell pymoo's evaluator does not count evaluations
         while len(X_all) < budget:
@@ -527,6 +546,7 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
             # (feasible points always dominate infeasible ones in pymoo's survival)
             pop.set("F", np.where(np.isfinite(F), F, 0.0), "G", bad.astype(float)[:, None])
             algo.tell(infills=pop)
+            before_last = len(X_all)
             X_all.extend(np.asarray(X).tolist())
             F_all.extend(F.tolist())
             cpu_all.extend(cpu.tolist())
@@ -538,7 +558,7 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
                 with atomic_path(ckpt) as tmp:
                     Path(tmp).write_bytes(pickle.dumps(
                         {"key": key, "algo": algo, "X": X_all, "F": F_all, "gen": gen,
-                         "cpu": cpu_all}))
+                         "cpu": cpu_all, "before_last": before_last}))
             bar.update(len(X))
             bar.set_postfix(front=len(algo.opt) if algo.opt is not None else 0)
             if on_generation is not None:
@@ -574,3 +594,97 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
         ev[o.label] = [f[j] for f in F_all]
     return ParetoFront(pd.DataFrame(rows), configs, objs, len(X_all), ev,
                        np.asarray(cpu_all, dtype=float))
+
+
+# ----------------------------------------------------------------------------- picking
+
+#: preference names -> the metric whose objective is minimised ("bal": see :func:`pick`)
+PREFERENCES = {"jct": "jct", "pcs-jct": "jct", "performance": "jct",
+               "pred": "pred_err", "pred_err": "pred_err", "pcs-pred": "pred_err",
+               "predictability": "pred_err",
+               "unfairness": "unfairness", "fairness": "unfairness",
+               "bal": "bal", "balanced": "bal", "pcs-bal": "bal"}
+_LABEL = re.compile(r"^(jct|pred_err|unfairness)_(avg|p\d+(?:\.\d+)?)$")
+
+
+def objective_columns(table: pd.DataFrame) -> list[str]:
+    """The objective columns of a front table (``jct_avg``, ``pred_err_p99``, ...), in order.
+
+    >>> objective_columns(pd.DataFrame(columns=["T", "jct_avg", "pred_err_p99", "delta"]))
+    ['jct_avg', 'pred_err_p99']
+    """
+    return [c for c in table.columns if _LABEL.match(str(c))]
+
+
+def pick(front: "ParetoFront | pd.DataFrame", preference: str) -> int:
+    """The paper's three PCS configurations from a Pareto front: row of the chosen one.
+
+    The paper (§5.1) names three picks from each front: **PCS-JCT** (performance
+    oriented: the lowest JCT), **PCS-pred** (predictability oriented: the lowest Pred_err;
+    "PCS-pred has the highest JCT but the lowest Pred_err amongst the three") and
+    **PCS-bal** (balanced, between the two), and leaves the choice to the operator (§6,
+    "Deciding between Pareto-optimal choices"); the authors' tool picks the front point
+    closest (Euclidean) to a point the operator clicks (``preference_selector.py``). Our
+    rule, stated since the paper gives none:
+
+    * ``"jct"`` / ``"pred"`` / ``"unfairness"`` (aliases ``"PCS-JCT"``, ``"PCS-pred"``): the
+      lowest value of the first objective of that metric; ties go to the lowest of the
+      other objectives, in order, then to the first row. An objective label
+      (``"pred_err_p99"``) picks that objective.
+    * ``"bal"`` (``"PCS-bal"``, ``"balanced"``): each objective scaled to [0, 1] over the
+      front (min -> 0, max -> 1), the point closest (Euclidean) to the ideal point (0, ..., 0);
+      ties go to the first row.
+
+    On the authors' stored 0e4a51 search (``pareto_search/``, the 70 members flagged
+    non-dominated) the rule gives members #4 (JCT), #56 (pred) and #28 (bal); the authors'
+    hand-picked PCS-JCT
+    and PCS-bal for Fig. 7 were #5 and #6 (README), one and two places from ours along the
+    front: the paper's configurations are an operator's choice, not this rule's output.
+
+    Parameters
+    ----------
+    front : ParetoFront or pandas.DataFrame
+        A search result, or a front table with objective columns (:func:`objective_columns`).
+    preference : str
+        See above (case-insensitive).
+
+    Returns
+    -------
+    int
+        Position (0-based row) in ``front.table`` / the table.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"jct_avg": [1.0, 2.0, 4.0], "pred_err_avg": [9.0, 2.0, 0.0]})
+    >>> [pick(t, p) for p in ("PCS-JCT", "PCS-bal", "PCS-pred")]
+    [0, 1, 2]
+    """
+    table = front.table if isinstance(front, ParetoFront) else front
+    cols = objective_columns(table)
+    if len(cols) < 2:
+        raise PreferenceError(f"a front needs at least two objective columns (jct_avg, "
+                              f"pred_err_p99, ...), got {list(table.columns)}")
+    if len(table) == 0:
+        raise PreferenceError("cannot pick from an empty front")
+    F = table[cols].to_numpy(dtype=float)
+    key = str(preference).strip().lower()
+    if key in cols:
+        first = cols.index(key)
+    elif PREFERENCES.get(key) == "bal":
+        lo, span = F.min(axis=0), F.max(axis=0) - F.min(axis=0)
+        scaled = (F - lo) / np.where(span > 0, span, 1.0)
+        return int(np.argmin(np.sqrt((scaled ** 2).sum(axis=1))))
+    elif key in PREFERENCES:
+        metric = PREFERENCES[key]
+        hits = [i for i, c in enumerate(cols) if c.startswith(metric + "_")]
+        if not hits:
+            raise PreferenceError(f"preference {preference!r}: the front has no {metric} "
+                                  f"objective (objectives: {', '.join(cols)})")
+        first = hits[0]
+    else:
+        raise PreferenceError(f"unknown preference {preference!r}; use PCS-JCT (jct), PCS-bal "
+                              f"(bal), PCS-pred (pred), unfairness or one of {', '.join(cols)}")
+    others = [F[:, j] for j in range(F.shape[1]) if j != first]
+    # np.lexsort sorts by the last key first; a stable sort keeps the first row on full ties
+    order = np.lexsort(others[::-1] + [F[:, first]])
+    return int(order[0])

@@ -11,7 +11,11 @@ Each policy is a :class:`Policy` with
   authors' ``sorted(self._active_apps, ...)`` does, and that order breaks later ties);
 * ``kernel() -> KernelSpec``: the compiled engine's code for the policy and its parameters
   (:class:`KernelSpec`); a policy without one raises :class:`NoKernelError` and runs only on
-  the reference engine.
+  the reference engine (``simulate``'s default ``engine="auto"`` picks it, with a notice);
+* ``reference_hooks()`` (``None`` by default): replaced steps of the reference engine.
+
+A user's own policy is a subclass with ``allocate`` (:mod:`schedlab.pcs.examples`), loaded by
+name with :func:`load_policy` / ``make_policy("package.module:Class")``.
 
 The allocation rules are those of the authors' schedulers (read for facts, re-implemented):
 
@@ -21,7 +25,8 @@ The allocation rules are those of the authors' schedulers (read for facts, re-im
   replay ``service`` stays the true size by default (the authors' stored Fig. 8 runs), or is
   the estimated remaining size as in the 2024 code (``PriorityPolicy("LAS", "estimate")``).
 * FS (Max-Min fair share): float water-filling over the active list.
-* AFS-L: the authors' ``alg_c_concept`` tournament, one GPU at a time.
+* AFS-L: the authors' ``alg_c_concept`` tournament, one GPU at a time; :class:`RandomisedAFS`
+  (``AFS.fig8_runs(rng)``): the randomised allocator behind their stored Fig. 8 runs.
 * WFQ (PCS): exact-fraction water-filling across classes, then FIFO (by app id) within a
   class with the ζ_min demand cap relaxed by δ until the class's share is used.
 * Themis: greedy by finish-time fairness ``rho`` with a lease tick; variants (valuation,
@@ -156,6 +161,15 @@ class Policy:
         raise NoKernelError(f"policy {self.name!r} ({type(self).__name__}) has no compiled "
                             "implementation; use engine='reference'")
 
+    def reference_hooks(self):
+        """Steps of the reference engine this policy replaces (:class:`schedlab.pcs.sim.Hooks`),
+        or ``None`` (the default: the library's event order and predictor).
+
+        Used when :func:`~schedlab.pcs.sim.simulate` is given no ``hooks``; e.g.
+        :class:`RandomisedAFS` needs the old simulator's predictor that draws from its stream.
+        """
+        return None
+
     def reset(self, world) -> None:  # noqa: D102
         pass
 
@@ -277,6 +291,16 @@ class AFS(Policy):
         return KernelSpec("AFS")
 
     @staticmethod
+    def fig8_runs(rng) -> "RandomisedAFS":
+        """AFS as the authors' stored Fig. 8 runs made it: :class:`RandomisedAFS` on ``rng``.
+
+        >>> from schedlab.pcs.generators import authors_rng
+        >>> AFS.fig8_runs(authors_rng(1954)).variant
+        'randomised'
+        """
+        return RandomisedAFS(rng)
+
+    @staticmethod
     def _remaining_time(row, g: int, d: int, est: float) -> float:
         th = row[d] if g > d else row[g]  # integer allocations: the table value
         return est / th if th > 0 else math.inf
@@ -308,6 +332,102 @@ class AFS(Policy):
                 js.remove(cand)
             g -= 1
         return np.asarray(tmp, dtype=float)
+
+
+class RandomisedAFS(Policy):
+    """AFS as the authors' workload-3 runs behind Fig. 8 made it: a randomised allocator.
+
+    Our :class:`AFS` is the deterministic ``alg_c_concept`` tournament of the authors'
+    simulator; it reproduces their workload-2 AFS runs but not their workload-3 ones
+    (``artifact_runs/workload3_gavel_load1.2_5seeds/AFS_*``). Those came from the GPU-by-GPU
+    ``top_priority`` rule of the authors' testbed AFS scheduler (``testbed/RayAFSScheduler.py``)
+    drawing from the same global numpy stream that generated the workload, inside their older
+    simulator. With ``rng`` = the :func:`~schedlab.pcs.generators.authors_rng` stream left
+    where :func:`~schedlab.pcs.generators.generate` stopped, this reproduces those runs job
+    by job (start, end, predicted start and end; tested).
+
+    The rule, per GPU until ``min(total demand, G)`` are handed out: start from a random app
+    (``rng.choice(n)``, redrawn while its demand is 0) and pass over the active list; two apps
+    with no GPUs yet: the smaller remaining size wins; otherwise if the current winner's
+    remaining time (remaining / GPUs) is not smaller than the challenger's, the winner stays
+    only if its relative gain from one more GPU (by GPU counts; 0 at full demand) is larger.
+    A GPU goes to the winner unless it is already at its demand.
+
+    The old simulator around it (:meth:`reference_hooks`, each part checked by leaving it out):
+    every arrival draws one ``rng.uniform()`` (the old "predict this arrival?" coin) before its
+    replay; the replay re-divides once more at the target's own completion before it stops;
+    equal completion times resolve as the old event heap does (one end event per running job,
+    pushed in active order, ``heapify``, ``heappop``) in the main loop and in replays.
+
+    Runs on the reference engine only (no compiled kernel); about 3 minutes for 3000 jobs.
+
+    Parameters
+    ----------
+    rng : numpy.random.RandomState or numpy.random.Generator
+        The allocator's stream (draws ``choice`` and ``uniform``). For the authors' runs: the
+        ``authors_rng(seed)`` that generated the workload, not re-seeded.
+
+    Examples
+    --------
+    >>> from schedlab.pcs.workload import Workload
+    >>> from schedlab.pcs.sim import simulate
+    >>> w = Workload.from_arrays(submit_s=[0, 0], service=[8.0, 2.0], demand=[2, 2])
+    >>> out = simulate(w, RandomisedAFS(np.random.RandomState(0)), 2, engine="reference")
+    >>> out["end_time"].tolist()  # both idle: the smaller job takes the GPUs first
+    [5.0, 1.0]
+    """
+
+    name = "AFS"
+    variant = "randomised"
+
+    def __init__(self, rng):
+        if rng is None:
+            raise ValueError("RandomisedAFS: 'rng' is required (numpy RandomState or Generator)")
+        self.rng = rng
+
+    def reference_hooks(self):
+        """The old simulator's next-completion order and predictor (see the class notes)."""
+        from schedlab.pcs import sim
+
+        return sim.Hooks(next_end=sim.next_end_heap, replay=sim.coin_replay(self.rng))
+
+    def allocate(self, w) -> np.ndarray:
+        idx = w.act()
+        n = len(idx)
+        rem = w.rem[idx].tolist()
+        dem = [int(x) for x in w.demand[idx]]
+        cur = [0] * n
+        residual = min(sum(dem), w.gpus)
+        while residual > 0:
+            a = self._top_priority(rem, dem, cur)
+            if cur[a] < dem[a]:
+                cur[a] += 1
+                residual -= 1
+        return np.asarray(cur, dtype=float)
+
+    def _top_priority(self, rem: list, dem: list, cur: list) -> int:
+        n = len(dem)
+        a = int(self.rng.choice(n))
+        while dem[a] == 0:
+            a = int(self.rng.choice(n))
+        for b in range(n):
+            if b == a or dem[b] == 0:
+                continue
+            if cur[a] == 0 and cur[b] == 0:
+                a = a if rem[a] < rem[b] else b
+                continue
+            t_a = rem[a] / cur[a] if cur[a] else math.inf
+            t_b = rem[b] / cur[b] if cur[b] else math.inf
+            if t_a >= t_b:  # the challenger finishes sooner: the longer job must earn the GPU
+                gain_long = _gpu_gain(cur[a], dem[a])
+                a = a if gain_long > _gpu_gain(cur[b], dem[b]) else b
+        return a
+
+
+def _gpu_gain(p: int, d: int) -> float:
+    """Relative throughput gain of one more GPU, by GPU count (zero at full demand)."""
+    p1 = p + 1 if p < d else p
+    return (p1 - p) / p1
 
 
 class WFQ(Policy):
@@ -453,6 +573,13 @@ class Themis(Policy):
                  replay_size: str = "estimate", replay_leases: bool = True):
         from schedlab.pcs.workload import seconds_to_us
 
+        import numbers
+
+        # the lease re-arms at every event: below the 1 µs clock it would never advance time
+        if not (isinstance(quantum_s, numbers.Real) and math.isfinite(quantum_s)
+                and seconds_to_us(float(quantum_s)) >= 1):
+            raise ValueError(f"Themis: lease 'quantum_s' = {quantum_s!r}: expected a finite number of "
+                             "seconds >= 1e-6 (> 0; the authors: 600, 10 for the gavel workload)")
         if valuation not in ("speedup", "linear"):
             raise ValueError(f"valuation must be 'speedup' or 'linear', not {valuation!r}")
         if replay_size not in ("true", "estimate"):
@@ -525,7 +652,8 @@ POLICIES = ("FIFO", "SRSF", "LAS", "FS", "AFS", "PCS", "THEMIS")
 
 def make_policy(name: str, config: WFQConfig | None = None) -> Policy:
     """Policy by name (case-insensitive): FIFO, SRSF (alias Tiresias), LAS, FS (Max-Min),
-    AFS, PCS/WFQ (needs ``config``; default one class, ζ_min 0.01, δ 0.1 as the authors)."""
+    AFS, PCS/WFQ (needs ``config``; default one class, ζ_min 0.01, δ 0.1 as the authors),
+    THEMIS, or a user policy ``"package.module:Class"`` (:func:`load_policy`)."""
     key = name.upper()
     if key in ("FIFO", "SRSF", "LAS"):
         return PriorityPolicy(key)
@@ -539,4 +667,48 @@ def make_policy(name: str, config: WFQConfig | None = None) -> Policy:
         return WFQ(config if config is not None else WFQConfig.default())
     if key == "THEMIS":
         return Themis()
-    raise ValueError(f"unknown policy {name!r}; known: {', '.join(POLICIES)}")
+    if ":" in name:
+        return load_policy(name)
+    raise ValueError(f"unknown policy {name!r}; known: {', '.join(POLICIES)}, or a user policy "
+                     "'package.module:Class'")
+
+
+def load_policy(spec: str) -> Policy:
+    """A user's policy from ``"package.module:Name"`` (a :class:`Policy` subclass, built
+    with no arguments, or a :class:`Policy` instance).
+
+    The module is imported as Python imports it (installed packages, or the current
+    directory / ``PYTHONPATH``). A policy without a compiled kernel runs on the reference
+    engine (:func:`schedlab.pcs.sim.simulate` with the default ``engine="auto"`` says so in
+    one line).
+
+    >>> load_policy("schedlab.pcs.examples:ShortestRemainingTimeFirst").name
+    'SRTF'
+    >>> load_policy("schedlab.pcs.examples")
+    Traceback (most recent call last):
+    ...
+    ValueError: policy 'schedlab.pcs.examples': expected 'package.module:Name' (a Policy subclass)
+    """
+    import importlib
+
+    module_name, sep, attr = str(spec).partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"policy {spec!r}: expected 'package.module:Name' (a Policy subclass)")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ValueError(f"policy {spec!r}: cannot import module {module_name!r}: {e}") from None
+    obj = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"policy {spec!r}: module {module_name!r} has no {attr!r}")
+        obj = getattr(obj, part)
+    if isinstance(obj, Policy):
+        return obj
+    if not (isinstance(obj, type) and issubclass(obj, Policy)):
+        raise ValueError(f"policy {spec!r}: {attr!r} is not a schedlab.pcs.policies.Policy "
+                         f"subclass (got {type(obj).__name__})")
+    try:
+        return obj()
+    except TypeError as e:
+        raise ValueError(f"policy {spec!r}: cannot build {attr}() without arguments: {e}") from None

@@ -42,6 +42,7 @@ Examples
 from __future__ import annotations
 
 import heapq
+import logging
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
@@ -50,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from schedlab.pcs.models import throughput_vec
-from schedlab.pcs.policies import KernelSpec, Policy
+from schedlab.pcs.policies import KernelSpec, NoKernelError, Policy
 from schedlab.pcs.workload import US, Workload, seconds_to_us
 
 # job status (the authors' App states)
@@ -233,11 +234,81 @@ def replay(w: World, t_us: int, target: int, policy: Policy,
         t_end, j = next_end(sub, t)
 
 
+class _HeapEnd:
+    """An end event that, like the authors' old ``Event``, compares by time only."""
+
+    __slots__ = ("t", "j")
+
+    def __init__(self, t: int, j: int):
+        self.t, self.j = t, j
+
+    def __lt__(self, other: "_HeapEnd") -> bool:
+        return self.t < other.t
+
+
+def next_end_heap(w: World, t_us: int) -> tuple[int, int]:
+    """:func:`next_end` with equal times resolved as the authors' old event heap did.
+
+    The old simulator pushed one end event per running job (active-list order), heapified
+    and popped: among equal times the winner is whatever ``heapq`` leaves on top, not the
+    first in the active list. Used by :class:`~schedlab.pcs.policies.RandomisedAFS`.
+    """
+    if not w.active:
+        return INF, -1
+    idx = w.act()
+    rem, al = w.rem[idx], w.alloc[idx]
+    ends = {}
+    run = (rem != 0) & (al != 0)
+    if run.any():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = rem[run] / w.thrpt(idx[run])
+        ok = np.isfinite(x) & (x < NEVER_S) & (x > -NEVER_S)
+        e = np.full(int(run.sum()), INF, dtype=np.int64)
+        e[ok] = t_us + seconds_to_us(x[ok])
+        ends = dict(zip(idx[run].tolist(), e.tolist()))
+    heap = [_HeapEnd(t_us if rem[k] == 0 else ends[j], j)
+            for k, j in enumerate(idx.tolist()) if rem[k] == 0 or al[k] != 0]
+    if not heap:
+        return INF, -1
+    heapq.heapify(heap)
+    return int(heap[0].t), int(heap[0].j)
+
+
+def coin_replay(rng) -> Callable[[World, int, int, Policy], tuple[int, int]]:
+    """The authors' old in-process predictor, as a ``Hooks.replay``.
+
+    Before each replay it draws one ``rng.uniform()`` (the old "predict this arrival?"
+    coin, always true below 5000 apps); the replay copies the snapshot as :func:`replay`,
+    runs completions in :func:`next_end_heap` order and re-divides once more at the target's
+    own completion before it stops (this moves a randomised policy's stream).
+    """
+
+    def predictor(w: World, t_us: int, target: int, policy: Policy) -> tuple[int, int]:
+        rng.uniform()
+        sub, idx = snapshot(w, t_us)
+        tgt = int(np.flatnonzero(idx == target)[0])
+        t_end, j = next_end_heap(sub, t_us)
+        while True:
+            if j < 0 or t_end == INF:
+                raise SimulationError(f"prediction for job {w.app_id[target]} never completes")
+            advance(sub, t_end, None)
+            finish(sub, j, t_end)
+            policy.now_us = t_end
+            apply_allocation(sub, t_end, policy)  # also at the target's own end (old code)
+            if j == tgt:
+                return int(sub.start_us[tgt]), t_end
+            t_end, j = next_end_heap(sub, t_end)
+
+    return predictor
+
+
 @dataclass(frozen=True)
 class Hooks:
     """Replaceable steps of the reference engine (``simulate(..., engine="reference",
-    hooks=Hooks(...))``), for variants of the authors' simulator outside the library
-    (``benchmarks/check_afs_fig8_runs.py``: their old event heap and predictor).
+    hooks=Hooks(...))``), for variants of the authors' simulator; a policy can supply its
+    own (:meth:`~schedlab.pcs.policies.Policy.reference_hooks`, e.g.
+    :class:`~schedlab.pcs.policies.RandomisedAFS`: :func:`next_end_heap`,
+    :func:`coin_replay`).
 
     Attributes
     ----------
@@ -275,9 +346,33 @@ class Hooks:
         return find_end, lambda w, t_us, target, pol: replay(w, t_us, target, pol, find_end)
 
 
+log = logging.getLogger("schedlab.pcs")
+
+
+def choose_engine(policy: Policy, notify: Callable[[str], None] | None = None) -> str:
+    """``"fast"`` if the compiled engine has a kernel for ``policy``, else ``"reference"``
+    after a one-line notice naming the policy: ``notify(message)``, by default a WARNING on
+    the ``schedlab.pcs`` logger (the CLI prints it to stderr).
+
+    >>> from schedlab.pcs.policies import make_policy
+    >>> choose_engine(make_policy("FIFO"))
+    'fast'
+    """
+    if not isinstance(policy, Policy):
+        raise TypeError(f"{policy!r} is not a schedlab.pcs.policies.Policy (subclass it and "
+                        "implement allocate(world))")
+    try:
+        policy.kernel()
+    except NoKernelError:
+        (notify or log.warning)(f"policy {policy.name!r} ({type(policy).__name__}) has no compiled "
+                                "kernel: running on the reference engine")
+        return "reference"
+    return "fast"
+
+
 def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: bool = False,
              p_error: float | None = None, rng: np.random.Generator | None = None,
-             progress: bool = False, engine: str = "fast",
+             progress: bool = False, engine: str = "auto",
              hooks: Hooks | None = None) -> pd.DataFrame:
     """Run ``workload`` under ``policy`` on ``gpus`` GPUs; one output row per job.
 
@@ -292,17 +387,23 @@ def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: boo
     predict : bool
         Run the predictor at every arrival (``estimated_*`` columns; ``-1`` otherwise).
     p_error : float, optional
-        Job-size estimation error in percent (needs ``predict=True`` and ``rng``).
+        Job-size estimation error in percent, ``0 <= p_error < 100`` (needs
+        ``predict=True`` and ``rng``).
     rng : numpy.random.Generator, optional
         Source of the per-job error factors.
     progress : bool
         Show a tqdm bar over events (reference engine only).
-    engine : {"fast", "reference"}
-        ``"fast"``: the compiled engine (:mod:`schedlab.pcs._engine`); ``"reference"``: the
-        readable pure-Python/numpy loop below. Both give identical outputs (tested).
+    engine : {"auto", "fast", "reference"}
+        ``"fast"``: the compiled engine (:mod:`schedlab.pcs._engine`), for policies with a
+        :meth:`~schedlab.pcs.policies.Policy.kernel` (else :class:`NoKernelError`);
+        ``"reference"``: the readable pure-Python/numpy loop below. Both give identical
+        outputs (tested). ``"auto"`` (default): ``"fast"`` when the policy has a kernel,
+        else ``"reference"`` with a one-line notice (logger ``schedlab.pcs``, level
+        WARNING) -- a user's own policy runs without further ado.
     hooks : Hooks, optional
         Replace the reference engine's next-completion rule and predictor (reference
-        engine only).
+        engine only; ``"auto"`` with hooks is an error, as with ``"fast"``). Default: the
+        policy's :meth:`~schedlab.pcs.policies.Policy.reference_hooks`, else the library's.
 
     Returns
     -------
@@ -317,6 +418,9 @@ def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: boo
         raise SimulationError("no job demands a GPU")
     if int(gpus) < 1:
         raise SimulationError(f"gpus = {gpus}: the cluster needs at least 1 GPU")
+    if p_error is not None and not (np.isfinite(p_error) and 0 <= p_error < 100):
+        raise ValueError(f"p_error = {p_error}: expected a job-size error in percent, "
+                         "0 <= p_error < 100")
     if p_error and not predict:
         # the authors apply the size error only inside their predictor set-up; refusing
         # here avoids a silently error-free run
@@ -327,13 +431,17 @@ def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: boo
             raise ValueError("p_error needs an explicit numpy.random.Generator (rng)")
         # one factor per job in arrival order (the authors draw it at the job's arrival)
         err = 1.0 + rng.uniform(-p_error / 100.0, p_error / 100.0, size=n)
-    if engine not in ("fast", "reference"):
-        raise ValueError(f"unknown engine {engine!r}; use 'fast' or 'reference'")
+    if engine not in ("auto", "fast", "reference"):
+        raise ValueError(f"unknown engine {engine!r}; use 'auto', 'fast' or 'reference'")
+    if engine != "reference" and hooks is not None:
+        raise ValueError("hooks replace steps of the reference engine: pass "
+                         "engine='reference'")
+    if engine == "auto":
+        engine = choose_engine(policy)
     if engine == "fast":
-        if hooks is not None:
-            raise ValueError("hooks replace steps of the reference engine: pass "
-                             "engine='reference'")
         return _simulate_fast(workload, policy, gpus, predict, err)
+    if hooks is None:
+        hooks = policy.reference_hooks() if isinstance(policy, Policy) else None
     find_end, predictor = (hooks or Hooks()).resolved()
     service = workload.service.astype(float)
     w = World(
@@ -356,9 +464,9 @@ def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: boo
     done = 0
     bar = None
     if progress:
-        from tqdm import tqdm
+        from schedlab.progress import bar as progress_bar
 
-        bar = tqdm(total=n, desc=policy.name, unit="job")
+        bar = progress_bar(total=n, desc=policy.name, unit="job")
     policy.reset(w)
     while heap:
         t_us, kind, seq, i = heapq.heappop(heap)
@@ -478,3 +586,21 @@ def _class_weights(spec: KernelSpec, gpus: int,
         # exact integer closed form in the compiled loop (den[0] = 0 marks it)
         return P, np.zeros_like(den)
     return num, den
+
+
+def fig8_afs_run(seed: int, num_apps: int = 3000, *, load: float = 1.2, gpus: int = 64,
+                 workload: str = "gavel", predict: bool = True) -> pd.DataFrame:
+    """AFS as the authors' stored workload-3 run of ``seed`` (Fig. 8): per-job outputs.
+
+    The workload is ``generate(workload, num_apps, authors_rng(seed), load=load,
+    gpus=gpus)`` and :class:`~schedlab.pcs.policies.RandomisedAFS` continues that same
+    stream, as the authors' code did; reference engine (about 3 minutes for 3000 jobs).
+    With the defaults this equals ``artifact_runs/workload3_gavel_load1.2_5seeds/
+    AFS_64_1.2_gavel-contsingle_<seed>`` job by job.
+    """
+    from schedlab.pcs.generators import authors_rng, generate
+    from schedlab.pcs.policies import RandomisedAFS
+
+    rng = authors_rng(seed)
+    w = generate(workload, num_apps, rng, load=load, gpus=gpus)  # leaves rng where theirs was
+    return simulate(w, RandomisedAFS(rng), gpus, predict=predict, engine="reference")

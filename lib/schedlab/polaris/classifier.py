@@ -86,13 +86,13 @@ class ProfileClassifier(ClassifierMixin, BaseEstimator):
         it against ``shap.TreeExplainer``. Returns a DataFrame (features x classes).
         """
         import xgboost as xgb
-        from tqdm.auto import tqdm
+        from schedlab.progress import bar
 
         Z = self.transform_meta(X)
         booster = self.model_.get_booster()
         n_feat, n_cls = Z.shape[1], len(self.classes_)
         acc = np.zeros((n_feat, n_cls))
-        for start in tqdm(range(0, Z.shape[0], chunk_size), desc="shap", disable=not progress):
+        for start in bar(iterable=range(0, Z.shape[0], chunk_size), desc="shap", disable=not progress):
             contrib = booster.predict(xgb.DMatrix(Z[start:start + chunk_size]), pred_contribs=True)
             contrib = contrib.reshape(contrib.shape[0], -1, n_feat + 1) if contrib.ndim == 3 else \
                 contrib.reshape(contrib.shape[0], 1, n_feat + 1)

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from schedlab.progress import bar as progress_bar
 
 from schedlab.data.fetch import sha256_file
 from schedlab.io import atomic_path
@@ -97,7 +97,7 @@ def archive_to_parquet(archive: str | Path, table: str, dest: str | Path, *, exp
                                        f"{[m.name for m in members]}")
             member = members[0]
             fh = tar.extractfile(member)
-            with tqdm(total=member.size, unit="B", unit_scale=True, desc=table, disable=not progress,
+            with progress_bar(total=member.size, unit="B", unit_scale=True, desc=table, disable=not progress,
                       leave=False) as bar, atomic_path(dest) as tmp:
                 reader = pacsv.open_csv(
                     _Counting(fh, bar),

@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from scipy import stats
-from tqdm.auto import tqdm
+from schedlab.progress import bar as progress_bar
 
 from schedlab import data
 from schedlab.io import atomic_path
@@ -351,7 +351,7 @@ def synthesize(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generator,
         handles = {t: open(p, "w", newline="") for t, p in csvs.items()}
         try:
             done = 0
-            with tqdm(total=n_jobs, unit="job", desc="synthesize", disable=not progress) as bar:
+            with progress_bar(total=n_jobs, unit="job", desc="synthesize", disable=not progress) as bar:
                 while done < n_jobs:
                     m = min(chunk_jobs, n_jobs - done)
                     tables = _generate_chunk(m, calibration, machines, users, user_p, rng,

@@ -547,9 +547,9 @@ def train(cfg: TrainConfig, checkpoint_dir: str | Path | None = None, *, resume:
     shared: dict = {}
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from schedlab.progress import bar as progress_bar
 
-        bar = tqdm(total=cfg.iterations, initial=start, desc="train decima", unit="it")
+        bar = progress_bar(total=cfg.iterations, initial=start, desc="train decima", unit="it")
     done_here = 0
     for it in range(start, cfg.iterations):
         if stop_after is not None and done_here >= stop_after:

@@ -1,0 +1,545 @@
+"""Certified global solver for Nona's problem without an LP solver (``solve(..., lp="lagrange")``).
+
+Structure (see :mod:`schedlab.nona.optimise` for the formulation). Write the objective as
+F(theta) = G(theta, phi(theta)) with
+
+    G(theta, psi) = K + W psi + sum_o beta_o theta_o M_o(psi),   M_o(psi) = max_i (A_oi + n_oi psi),
+
+K the constant part, W the background communication rate. Every M_o is convex,
+piecewise linear and non-decreasing in psi, so
+
+    min_theta F = min_psi H(psi),  H(psi) = min { G(theta, psi) : theta in Delta, phi(theta) <= psi },
+
+and "phi(theta) <= psi" is ONE linear row g(psi).theta <= b(psi) with g = a + 2 psi r and
+b = 2 psi (1 - rho0) - N0 (a, r: d(PK numerator)/d theta, d rho / d theta). For a fixed psi, H is
+a multiple-choice knapsack LP (a product of simplices and one coupling row). It is solved
+exactly by :func:`mckp`: the Lagrangian dual is a concave piecewise-linear function of one
+multiplier, maximised by cutting planes (Kelley/Newton on its breakpoints); a basic primal
+optimum is recovered by switching distributions one at a time from the selection on the left
+of the optimal multiplier to the one on its right: **at most one distribution mixes two
+options**. This also holds for the global optimum (it solves H at its own wait).
+
+Certificates. On an interval of waits [lo, hi], any theta with phi(theta) = psi in [lo, hi]
+satisfies g(psi).theta = b(psi) with equality, so for ANY multiplier, even one that varies
+with psi, lambda(psi) = lambda + kappa (psi - t), and any branch line T_o of each M_o (a line
+under the convex M_o; we take the one active at a tangent point t):
+
+    F(theta) >= K + W psi - lambda(psi) b(psi) + sum_d min_{o in d} [beta_o T_o(psi) + lambda(psi) g_o(psi)]
+
+(weak duality: no exact LP optimum is needed for validity). With kappa <= 0 the second term
+is a convex quadratic and each per-option term a concave one, so each distribution's minimum
+is concave: it is replaced by the LP's choice at t where the other options provably stay above
+it on [lo, hi] (checked against the chord of their minimum), else by its own chord; the
+resulting quadratic in psi is minimised exactly on [lo, hi] (:meth:`_Search.bound_fn`). With
+t, lambda and kappa = d lambda / d psi from the LP at the best wait found (the mixed
+distribution's two options stay tied along the path), the bound equals the optimum on a
+whole neighbourhood of a smooth optimum, so few intervals are needed; kappa = 0 (a fixed
+multiplier) is also tried, and the larger bound kept. The open-ended interval [lo, inf) is
+bounded by the unconstrained minimum U(lo) = min_theta G(theta, lo); once the unconstrained
+choice at lo satisfies phi <= lo, U(lo) equals an achieved value and everything beyond lo is
+certified (H >= U, and U is non-decreasing). Upper bounds are exact evaluations of the LP
+solutions, improved by a 1-D minimisation of F along the single mixed distribution; when
+that minimum is an end of the segment, the LP one segment further on is solved next
+(:meth:`_Search.polish`), a walk of one LP per basis.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+TIE_RTOL = 1e-12  # relative tolerance for ties between options' Lagrangian values
+
+
+@dataclass
+class Arrays:
+    """Column-major copies of the problem's arrays (one row per branch column): fast max over branches."""
+
+    AT: np.ndarray
+    nT: np.ndarray
+    beta: np.ndarray
+    a: np.ndarray
+    r: np.ndarray
+    starts: np.ndarray
+    dist: np.ndarray
+    K: float
+    W: float
+    u0: float
+    N0: float
+
+    @classmethod
+    def of(cls, prob) -> Arrays:
+        return cls(np.ascontiguousarray(prob.A.T), np.ascontiguousarray(prob.n.T), prob.beta, prob.a, prob.r,
+                   prob.starts, prob.dist, prob.const_total, prob.phi_weight, 1.0 - prob.rho0, prob.N0)
+
+    def branches(self, psi: float) -> tuple[np.ndarray, np.ndarray]:
+        """(M(psi), slope of the branch line attaining M at psi) for every option."""
+        M = self.AT[0] + self.nT[0] * psi
+        s = self.nT[0].copy()
+        v = np.empty_like(M)
+        up = np.empty(M.shape, dtype=bool)
+        for A_i, n_i in zip(self.AT[1:], self.nT[1:]):
+            np.multiply(n_i, psi, out=v)
+            v += A_i
+            np.greater(v, M, out=up)
+            np.copyto(M, v, where=up)
+            np.copyto(s, n_i, where=up)
+        return M, s
+
+    def g(self, psi: float) -> np.ndarray:
+        return self.a + 2.0 * psi * self.r
+
+    def b(self, psi: float) -> float:
+        return 2.0 * psi * self.u0 - self.N0
+
+
+def select(v: np.ndarray, key: np.ndarray, starts: np.ndarray, dist: np.ndarray, largest: bool) -> np.ndarray:
+    """Per distribution, the index of the minimum of ``v``; among ties, the smallest (or largest) ``key``."""
+    vmin = np.minimum.reduceat(v, starts)
+    tie = v <= vmin[dist] + TIE_RTOL * np.abs(vmin[dist])
+    k = np.where(tie, -key if largest else key, np.inf)
+    kmin = np.minimum.reduceat(k, starts)
+    cand = np.flatnonzero(tie & (k == kmin[dist]))
+    dc = dist[cand]
+    first = np.ones(len(cand), dtype=bool)
+    first[1:] = dc[1:] != dc[:-1]
+    return cand[first]
+
+
+@dataclass
+class KnapsackLP:
+    """Solution of min c.theta s.t. theta in the product of simplices, g.theta <= b."""
+
+    value: float  # primal value (inf if infeasible)
+    dual: float  # a dual (lower) bound, = value up to rounding when exact
+    lam: float  # the multiplier
+    pure: np.ndarray  # one option per distribution (the mixed one's first option)
+    mixed: tuple[int, int, float] | None  # (option left, option right, weight on right) of the mixed distribution
+    iterations: int
+
+
+def mckp(c: np.ndarray, g: np.ndarray, b: float, starts: np.ndarray, dist: np.ndarray,
+         lam_hint: float | None = None, max_iter: int = 100) -> KnapsackLP:
+    """Exact multiple-choice knapsack LP by its one-multiplier Lagrangian dual (no LP solver).
+
+    min c.theta s.t. theta in the product of simplices (``starts``/``dist``), g.theta <= b, with
+    c, g >= 0. D(lambda) = sum_d min_o (c_o + lambda g_o) - lambda b is concave and piecewise
+    linear; each selection S (one option per distribution) is a line c_S + lambda (g_S - b)
+    above it. Kelley's cutting planes in 1-D: intersect the best known line of positive slope
+    with the best of negative slope, evaluate D there; stop when the selections optimal at that
+    lambda straddle b (then lambda is optimal, and :func:`_recover` builds a basic primal with at
+    most one mixed distribution). ``lam_hint`` (e.g. the multiplier at a nearby wait) is
+    evaluated first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> c, g = np.array([3.0, 1.0, 2.0, 0.0]), np.array([0.0, 2.0, 0.0, 2.0])
+    >>> starts, dist = np.array([0, 2]), np.array([0, 0, 1, 1])
+    >>> sol = mckp(c, g, 2.0, starts, dist)
+    >>> round(sol.value, 12), sol.mixed is None
+    (3.0, True)
+    >>> sol = mckp(c, g, 1.0, starts, dist)
+    >>> round(sol.value, 12), round(sol.mixed[2], 12)
+    (4.0, 0.5)
+    >>> sol = mckp(c, g, 3.0, starts, dist)  # one distribution mixes
+    >>> round(sol.value, 12), sol.mixed
+    (2.0, (1, 0, 0.5))
+    """
+    S0 = select(c, g, starts, dist, largest=False)
+    C0, G0 = float(c[S0].sum()), float(g[S0].sum())
+    if G0 <= b:
+        return KnapsackLP(C0, C0, 0.0, S0, None, 0)
+    gmin = np.minimum.reduceat(g, starts)
+    Ginf = float(gmin.sum())
+    if Ginf > b:  # infeasible: D(lambda) -> +inf along the line of the min-g selection
+        return KnapsackLP(math.inf, math.inf, math.inf, S0, None, 0)
+    if Ginf == b:  # only the min-g selections are feasible
+        Sinf = select(g, c, starts, dist, largest=False)
+        Cinf = float(c[Sinf].sum())
+        return KnapsackLP(Cinf, Cinf, 0.0, Sinf, None, 0)
+    cinf = np.minimum.reduceat(np.where(g <= gmin[dist], c, np.inf), starts)
+    left = (C0, G0 - b)  # lines: value at lambda = 0, slope
+    right = (float(cinf.sum()), Ginf - b)
+    best_dual, best_lam = -math.inf, 0.0
+    lam = lam_hint if lam_hint is not None and math.isfinite(lam_hint) and lam_hint > 0 else None
+    for it in range(1, max_iter + 1):
+        if lam is None:
+            lam = (right[0] - left[0]) / (left[1] - right[1])
+        v = c + lam * g
+        vmin = np.minimum.reduceat(v, starts)
+        tie = v <= (vmin + TIE_RTOL * np.abs(vmin))[dist]
+        Gm = float(np.maximum.reduceat(np.where(tie, g, -np.inf), starts).sum())  # left derivative side
+        Gp = float(np.minimum.reduceat(np.where(tie, g, np.inf), starts).sum())  # right derivative side
+        V = float(vmin.sum())
+        dual = V - lam * b
+        if dual > best_dual:
+            best_dual, best_lam = dual, lam
+        if Gp <= b <= Gm:
+            Sm = select(v, g, starts, dist, largest=True)
+            Sp = select(v, g, starts, dist, largest=False)
+            return _recover(c, g, b, Sm, Sp, lam, best_dual, it)
+        if Gp > b:
+            new = (V - lam * Gp, Gp - b)
+            if new[1] >= left[1] and new[0] >= left[0]:  # no progress (rounding): stop
+                break
+            left = new
+        else:
+            new = (V - lam * Gm, Gm - b)
+            if new[1] <= right[1] and new[0] >= right[0]:
+                break
+            right = new
+        lam = None
+    # not converged (rounding at a breakpoint): the min-g side at the best multiplier is feasible
+    v = c + best_lam * g
+    Sp = select(v, g, starts, dist, largest=False)
+    if float(g[Sp].sum()) > b:
+        Sp = select(g, c, starts, dist, largest=False)
+    return KnapsackLP(float(c[Sp].sum()), best_dual, best_lam, Sp, None, max_iter)
+
+
+def _recover(c, g, b, Sm, Sp, lam, dual, it) -> KnapsackLP:
+    """Basic primal optimum: switch distributions from Sm to Sp until the row is tight."""
+    diff = np.flatnonzero(Sm != Sp)
+    delta = g[Sm[diff]] - g[Sp[diff]]  # >= 0
+    G = float(g[Sm].sum())
+    over = G - np.cumsum(delta)  # row value after switching the first k+1 distributions
+    k = int(np.searchsorted(-over, -b, side="left"))  # first k with over[k] <= b
+    if k < len(diff) and over[k] == b:  # switching k fully makes the row tight: no mix
+        k += 1
+    pure = Sm.copy()
+    pure[diff[:k]] = Sp[diff[:k]]
+    before = G - (float(delta[:k].sum()) if k else 0.0)
+    mixed = None
+    if k < len(diff) and before > b and delta[k] > 0:
+        t = min(1.0, max(0.0, float((before - b) / delta[k])))
+        d = diff[k]
+        mixed = (int(Sm[d]), int(Sp[d]), t)
+    value = float(c[pure].sum())
+    if mixed is not None:
+        value += mixed[2] * float(c[mixed[1]] - c[mixed[0]])
+    return KnapsackLP(value, dual, lam, pure, mixed, it)
+
+
+class Support:
+    """Exact objective (I) on a sparse theta (a few options), for upper bounds and line searches."""
+
+    def __init__(self, prob):
+        self.prob = prob
+
+    def objective(self, idx: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+        """(F, phi) at theta = sum w e_idx (inf if rho >= 1)."""
+        p = self.prob
+        rho = p.rho0 + float(p.r[idx] @ w)
+        if not rho < 1:
+            return math.inf, math.inf
+        phi = (p.N0 + float(p.a[idx] @ w)) / (2 * (1 - rho))
+        M = (p.A[idx] + p.n[idx] * phi).max(axis=1)
+        return p.const_total + p.phi_weight * phi + float((p.beta[idx] * M) @ w), phi
+
+
+def theta_of(n: int, sol: KnapsackLP, t: float | None = None) -> np.ndarray:
+    th = np.zeros(n)
+    th[sol.pure] = 1.0
+    if sol.mixed is not None:
+        o1, o2, tt = sol.mixed
+        tt = tt if t is None else t
+        th[o1] = 1.0 - tt
+        th[o2] += tt
+    return th
+
+
+def _min_quadratic(a0: float, a1: float, a2: float, lo: float, hi: float) -> float:
+    """min over [lo, hi] of a0 + a1 x + a2 x^2."""
+    xs = [lo, hi]
+    if a2 > 0:
+        xs.append(min(max(-a1 / (2.0 * a2), lo), hi))
+    return min(a0 + (a1 + a2 * x) * x for x in xs)
+
+
+def _above(r_lo, r_hi, e0, e1, e2, lo: float, hi: float) -> np.ndarray:
+    """Per distribution: the chord through (lo, r_lo), (hi, r_hi) is >= e0 + e1 x + e2 x^2 on [lo, hi] (e2 <= 0)."""
+    sl = (r_hi - r_lo) / (hi - lo)
+    d0, d1, d2 = r_lo - sl * lo - e0, sl - e1, -e2  # chord minus the quadratic: convex (d2 >= 0)
+    x = np.clip(np.where(d2 > 0, -d1 / np.where(d2 > 0, 2.0 * d2, 1.0), lo), lo, hi)
+    m = np.minimum(np.minimum(d0 + (d1 + d2 * lo) * lo, d0 + (d1 + d2 * hi) * hi), d0 + (d1 + d2 * x) * x)
+    return m >= 0
+
+
+def multiplier_path(X: Arrays, sol: KnapsackLP, s: np.ndarray, t: float) -> tuple[float, float]:
+    """(lambda, kappa): the LP's multiplier at t and its rate of change along psi (kappa <= 0).
+
+    With one distribution mixing options o1 and o2, the LP's basis keeps them tied while psi
+    moves, which fixes d lambda / d psi = kappa. Using lambda(psi) = lambda + kappa (psi - t) in
+    the bound removes its first-order loss at t (the tie would otherwise make the bound's
+    slope jump there); kappa <= 0 keeps the bound concave in psi (see the module docstring).
+    """
+    lam = sol.lam if math.isfinite(sol.lam) else 0.0
+    if sol.mixed is None:
+        return lam, 0.0
+    o1, o2, _ = sol.mixed
+    dg = X.g(t)[o1] - X.g(t)[o2]
+    if dg == 0:
+        return lam, 0.0
+    kappa = -(X.beta[o1] * (s[o1] - s[o2]) + 2.0 * lam * (X.r[o1] - X.r[o2])) / dg
+    return lam, min(float(kappa), 0.0)
+
+
+@dataclass
+class GlobalResult:
+    theta: np.ndarray
+    objective: float
+    lower_bound: float
+    info: dict
+
+
+class _Search:
+    """State of one branch and bound over the wait (see :func:`solve_global`)."""
+
+    def __init__(self, prob, rtol: float, atol: float, line_search: bool):
+        self.prob, self.rtol, self.atol, self.line_search = prob, rtol, atol, line_search
+        self.X = Arrays.of(prob)
+        self.sup = Support(prob)
+        self.best, self.best_support, self.best_phi = math.inf, None, math.nan
+        self.stats = {"nodes": 0, "lps": 0, "lp_iterations": 0, "line_searches": 0}
+        self.cache: dict[float, tuple[np.ndarray, np.ndarray, KnapsackLP]] = {}
+        self.edge: tuple[float, float] | None = None  # (wait of the best point, step) when it ends a segment
+        self.lo0 = prob.phi_min()
+
+    def tol(self) -> float:
+        return max(self.atol, self.rtol * abs(self.best))
+
+    # ---- upper bounds: exact objective at sparse points
+    def offer(self, idx: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+        f, phi = self.sup.objective(idx, w)
+        if f < self.best:
+            self.best, self.best_support, self.best_phi = f, (idx.copy(), w.copy()), phi
+        return f, phi
+
+    def offer_solution(self, sol: KnapsackLP) -> None:
+        if sol.mixed is None:
+            self.offer(sol.pure, np.ones(len(sol.pure)))
+            return
+        o1, o2, t = sol.mixed
+        rest = np.delete(sol.pure, self.prob.dist[o1])
+        idx = np.concatenate([rest, [o1, o2]])
+        w = np.concatenate([np.ones(len(rest)), [1.0 - t, t]])
+        f, _ = self.offer(idx, w)
+        # F along the mixed distribution's segment: the global optimum lies on such a segment.
+        # Only for promising points (the search converges on them; elsewhere it is wasted).
+        if self.line_search and f < self.best + 1e-3 * abs(self.best):
+            self.stats["line_searches"] += 1
+
+            def along(x: float) -> float:
+                w[-2], w[-1] = 1.0 - x, x
+                return self.sup.objective(idx, w)[0]
+
+            with np.errstate(invalid="ignore"):  # F = inf where a mix would make the link unstable
+                res = minimize_scalar(along, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-7})
+            vals = {}
+            for x in (float(res.x), 0.0, 1.0):
+                w[-2], w[-1] = 1.0 - x, x
+                vals[x] = self.offer(idx, w)
+            (f0, p0), (f1, p1) = vals[0.0], vals[1.0]
+            end, other = ((f0, p0), p1) if f0 <= f1 else ((f1, p1), p0)
+            if end[0] <= vals[float(res.x)][0] and end[0] == self.best and math.isfinite(other):
+                # the segment's best is an end: F probably keeps decreasing in the next basis,
+                # beyond this end (see :meth:`polish`)
+                self.edge = (end[1], end[1] - other)
+
+    # ---- the LP H(t) and the bounds
+    def lp_at(self, t: float) -> tuple[np.ndarray, np.ndarray, KnapsackLP]:
+        """Branches, slopes and the LP H(t), once per wait t (children share their parent's best wait)."""
+        if t not in self.cache:
+            X = self.X
+            M, s = X.branches(t)
+            sol = mckp(X.beta * M, X.g(t), X.b(t), X.starts, X.dist)
+            self.stats["lps"] += 1
+            self.stats["lp_iterations"] += sol.iterations
+            if math.isfinite(sol.value):
+                self.offer_solution(sol)
+            if len(self.cache) > 8:
+                self.cache.clear()
+            self.cache[t] = (M, s, sol)
+        return self.cache[t]
+
+    def polish(self, max_steps: int = 30) -> None:
+        """Walk to the local optimum when the best point ends its basis segment.
+
+        If the best point is an end of its mixed segment, the LP a segment length further in
+        the same direction (in wait) starts the next basis; repeat while it improves. One LP
+        per step, where branch-and-bound nodes would discover the same points at three LPs each.
+        """
+        for _ in range(max_steps):
+            edge, self.edge = self.edge, None
+            if edge is None:
+                return
+            phi, step = edge
+            probe = phi + (step if step != 0 else 1e-3 * phi)
+            if not probe > self.lo0:
+                return
+            before = self.best
+            self.lp_at(probe)
+            if not self.best < before - self.tol():
+                return
+
+    def unconstrained(self, psi: float) -> tuple[float, float]:
+        """U(psi) = min_theta G(theta, psi) (a bound for every wait >= psi) and the wait of its argmin."""
+        X = self.X
+        M, _ = X.branches(psi)
+        c = X.beta * M
+        S = select(c, X.g(psi), X.starts, X.dist, largest=False)
+        _, phi = self.offer(S, np.ones(len(S)))
+        return X.K + X.W * psi + float(c[S].sum()), phi
+
+    def bound_fn(self, t: float):
+        """(lo, hi) -> the better of the bounds with the multiplier path and with a fixed multiplier.
+
+        The path (kappa != 0) makes the bound second-order accurate around t; far from t it
+        can be poor, where the fixed multiplier (kappa = 0) is better. Both are valid.
+        """
+        M, s, sol = self.lp_at(t)
+        lam, kappa = multiplier_path(self.X, sol, s, t)
+        fns = [self._bound_fn(t, lam, kappa)] + ([self._bound_fn(t, lam, 0.0)] if kappa != 0 else [])
+        return lambda lo, hi: max(f(lo, hi) for f in fns)
+
+    def _bound_fn(self, t: float, lam: float, kappa: float):
+        """(lo, hi) -> a lower bound of F on {theta : lo <= phi(theta) <= hi}, built at the tangent point t.
+
+        With the multiplier path lambda(psi) = l0 + kappa psi (kappa <= 0), F(theta) >=
+        K + W psi + q(psi) + sum_d C_d(psi) for theta with phi(theta) = psi, where
+        q(psi) = -lambda(psi) b(psi) (a convex quadratic) and C_d(psi) = min_{o in d} v_o(psi),
+        v_o(psi) = beta_o T_o(psi) + lambda(psi) g_o(psi) (concave quadratics: T_o is the branch line
+        of M_o active at t). Per distribution: if the chord over [lo, hi] of the minimum of the
+        options other than the LP's choice at t stays above the choice, C_d is the choice's own
+        quadratic ("clean"); otherwise C_d is bounded by its chord (C_d is concave). The mixed
+        distribution keeps its two options as two cases. Each case is an explicit quadratic,
+        minimised exactly on [lo, hi]; the bound is the smallest case.
+        """
+        X = self.X
+        M, s, sol = self.lp_at(t)
+        l0 = lam - kappa * t
+        # v_o(psi) = c0 + c1 psi + c2 psi^2
+        c0 = X.beta * (M - s * t) + l0 * X.a
+        c1 = X.beta * s + kappa * X.a + 2.0 * l0 * X.r
+        c2 = 2.0 * kappa * X.r
+        sel = sol.pure.copy()
+        alt = None
+        if sol.mixed is not None:
+            o1, o2, _ = sol.mixed
+            sel[X.dist[o1]] = o1
+            alt = o2
+        # q(psi) + K + W psi = Q0 + Q1 psi + Q2 psi^2
+        Q0 = X.K + l0 * X.N0
+        Q1 = X.W - 2.0 * X.u0 * l0 + kappa * X.N0
+        Q2 = -2.0 * X.u0 * kappa
+
+        def v(psi: float) -> np.ndarray:
+            return c0 + (c1 + c2 * psi) * psi
+
+        def bound(lo: float, hi: float) -> float:
+            v_lo, v_hi = v(lo), v(hi)
+            all_lo = np.minimum.reduceat(v_lo, X.starts)
+            all_hi = np.minimum.reduceat(v_hi, X.starts)
+            # the choice and its exact duplicates (same quadratic: interchangeable here) leave the rest
+            same = (c0 == c0[sel][X.dist]) & (c1 == c1[sel][X.dist]) & (c2 == c2[sel][X.dist])
+            if alt is not None:
+                d_alt = X.starts[X.dist[alt]], X.starts[X.dist[alt]] + np.count_nonzero(X.dist == X.dist[alt])
+                blk = slice(*d_alt)
+                same[blk] |= (c0[blk] == c0[alt]) & (c1[blk] == c1[alt]) & (c2[blk] == c2[alt])
+            v_lo[same] = np.inf
+            v_hi[same] = np.inf
+            rest_lo = np.minimum.reduceat(v_lo, X.starts)
+            rest_hi = np.minimum.reduceat(v_hi, X.starts)
+            w = hi - lo
+            # chord of the others minus the choice: a convex quadratic in psi (the choice is concave)
+            e0, e1, e2 = c0[sel], c1[sel], c2[sel]
+            clean = _above(rest_lo, rest_hi, e0, e1, e2, lo, hi)
+            if alt is not None:
+                dm = X.dist[alt]
+                clean[dm] = clean[dm] and _above(rest_lo[dm:dm + 1], rest_hi[dm:dm + 1], c0[alt:alt + 1],
+                                                 c1[alt:alt + 1], c2[alt:alt + 1], lo, hi)[0]
+            # chords of the unclean distributions: a line through (lo, all_lo), (hi, all_hi)
+            un = ~clean
+            sl = (all_hi[un] - all_lo[un]) / w
+            base0 = Q0 + float(e0[clean].sum()) + float((all_lo[un] - sl * lo).sum())
+            base1 = Q1 + float(e1[clean].sum()) + float(sl.sum())
+            base2 = Q2 + float(e2[clean].sum())
+            cases = [(base0, base1, base2)]
+            if alt is not None and clean[X.dist[alt]]:
+                i = X.dist[alt]
+                cases.append((base0 - e0[i] + c0[alt], base1 - e1[i] + c1[alt], base2 - e2[i] + c2[alt]))
+            return min(_min_quadratic(a0, a1, a2, lo, hi) for a0, a1, a2 in cases)
+
+        return bound
+
+    def interval_bound(self, lo: float, hi: float) -> float:
+        """The bound of :meth:`bound_fn` built at the point of [lo, hi] nearest the best wait."""
+        t = min(max(self.best_phi, lo), hi) if math.isfinite(self.best_phi) else 0.5 * (lo + hi)
+        return self.bound_fn(t)(lo, hi)
+
+    def central_width(self, lo: float, hi: float) -> float:
+        """Half-width d of the interval around the best wait whose bound closes (loss ~ d^2)."""
+        t = self.best_phi
+        bound = self.bound_fn(t)
+        d = 0.5 * min(t - lo, hi - t)
+        for _ in range(3):
+            loss = self.best - bound(t - d, t + d)
+            if loss <= 0.5 * self.tol():
+                break
+            d *= min(0.5, math.sqrt(0.25 * self.tol() / loss))
+        return d
+
+
+def solve_global(prob, rtol: float = 1e-6, atol: float = 1e-12, max_nodes: int = 5000,
+                 line_search: bool = True) -> GlobalResult:
+    """Branch and bound over the link wait with the Lagrangian bounds of the module docstring.
+
+    Nodes are intervals of the wait phi(theta); the open-ended one [lo, inf) is bounded by
+    U(lo) and cut at the wait of its unconstrained argmin; a finite interval that contains the
+    best wait found is cut in three around it (a central piece sized so that its second-order
+    bound closes), others are bisected. Stops when every open node's bound is within
+    ``max(atol, rtol * best)`` of the best value (``converged``) or after ``max_nodes``.
+    """
+    S = _Search(prob, rtol, atol, line_search)
+    S.offer(prob.starts.copy(), np.ones(len(prob.starts)))  # all together: always stable (rho0 < 1)
+    lo0 = prob.phi_min()
+    S_pos = prob.S1[prob.S1 > 0]
+    scale = float(np.median(S_pos)) if S_pos.size else 1.0
+    lb_root, _ = S.unconstrained(lo0)
+    heap: list[tuple[float, float, float]] = [(lb_root, lo0, math.inf)]
+    while heap and S.stats["nodes"] < max_nodes:
+        lb, lo, hi = heap[0]
+        if lb >= S.best - S.tol():
+            break
+        heapq.heappop(heap)
+        S.stats["nodes"] += 1
+        if math.isinf(hi):
+            _, f_phi = S.unconstrained(lo)
+            m = f_phi if math.isfinite(f_phi) and f_phi > lo else lo + max(2 * (lo - lo0), scale)
+            lb_m, _ = S.unconstrained(m)
+            heapq.heappush(heap, (max(lb, lb_m), m, math.inf))
+            cuts = [lo, m]
+        elif lo < S.best_phi < hi:
+            d = S.central_width(lo, hi)
+            cuts = [lo, S.best_phi - d, S.best_phi + d, hi]
+        else:
+            cuts = [lo, 0.5 * (lo + hi), hi]
+        S.polish()
+        for a_, b_ in zip(cuts[:-1], cuts[1:]):
+            if not a_ < b_:
+                continue
+            lb_child = max(lb, S.interval_bound(a_, b_))
+            if lb_child < S.best - S.tol():
+                heapq.heappush(heap, (lb_child, a_, b_))
+        S.polish()
+    lower = min(S.best, heap[0][0]) if heap else S.best
+    idx, w = S.best_support
+    theta = np.zeros(prob.n_options)
+    np.add.at(theta, idx, w)
+    S.stats.update(converged=bool(S.best - lower <= S.tol()), rtol=rtol, lp="lagrange")
+    return GlobalResult(theta, S.best, lower, S.stats)

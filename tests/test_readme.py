@@ -1,0 +1,47 @@
+"""The README as a new user meets it: its commands exist and its links resolve."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import yaml
+
+from schedlab import paths
+
+README = (paths.ROOT / "README.md").read_text()
+
+
+def _fenced_block_after(heading: str, lang: str) -> str:
+    section = README[README.index(heading):]
+    match = re.search(rf"```{lang}\n(.*?)```", section, re.S)
+    assert match, f"README: no ```{lang} block after {heading!r}"
+    return match.group(1)
+
+
+def test_ci_runs_the_readme_test_command():
+    assert "make test" in _fenced_block_after("## Two commands", "bash")
+    assert "make test" in (paths.ROOT / ".ci" / "run").read_text()
+
+
+def test_make_help_is_what_the_readme_shows():
+    out = subprocess.run(["make", "--no-print-directory", "help"], cwd=paths.ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == _fenced_block_after("## Two commands", "text").strip()
+
+
+def test_relative_links_resolve():
+    """Every relative link of the README points at a file of the repository, or at an output the
+    pipeline writes (results/, figures/)."""
+    outs = set()
+    for stage in yaml.safe_load((paths.ROOT / "dvc.yaml").read_text())["stages"].values():
+        for out in stage.get("outs", []) + stage.get("metrics", []) + stage.get("plots", []):
+            outs.add(out if isinstance(out, str) else next(iter(out)))
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README):
+        if target.startswith(("http://", "https://")):
+            continue
+        assert (paths.ROOT / target).exists() or target in outs, f"README links to {target}, which nothing provides"
+
+
+def test_scorecard_block_markers():
+    assert README.count("<!-- scorecard:start -->") == 1 and README.count("<!-- scorecard:end -->") == 1
