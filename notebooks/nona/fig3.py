@@ -231,22 +231,15 @@ experiments.ratio_table(sens, "load", "mean_jct_s").round(3)
 
 # %%
 light_schemes = [s for s in schemes if s not in experiments.DECIMA_SCHEMES]
-light, _ = setup.with_changes(schemes=light_schemes, workload={**workload, **light_workload},
-                              tables_dir=out.results("tables/fig3_light"), nona_tables=None,
-                              star_tables=None).run(points)
+light, light_gains, placements = setup.regime(
+    points, "load", light_workload, out.results("tables/fig3_light"), baselines,
+    {"avg": "mean_jct_s", "p99": "p99_jct_s", "inference_avg": "inference_mean_jct_s"})
 kept, times = experiments.split_timings(light)
 io.atomic_write_text(out.results("fig3_light.csv"), kept.to_csv(index=False))
 io.atomic_write_text(out.timings("fig3_light.csv"), times.to_csv(index=False))
-light_gains = experiments.gain_summary(light, "load", {"avg": "mean_jct_s", "p99": "p99_jct_s",
-                                                        "inference_avg": "inference_mean_jct_s"},
-                                       [s for s in baselines if s in light_schemes])
-light_gains["expert_gap"] = experiments.expert_gap(light, "load")
-light_gains["workload"] = dict(light_workload)
 # what Nona's tables decide at each load: split probability per subgraph, mixed = stochastic
-placements = experiments.placement_table(light, schemes=("nona", "nona_star"))
 io.atomic_write_text(out.results("fig3_light_placements.csv"), placements.to_csv(index=False))
 mixed = placements[placements.mixed & (placements.scheme == "nona")]
-light_gains["mixed_subgraphs"] = {f"{x:g}": int((mixed.load == x).sum()) for x in loads}
 gains["light"] = light_gains
 io.atomic_write_json(out.results("fig3_gains.json"), gains)
 fig = plot_sweep(light, "load", light_schemes, xlabel="compute load (share of server time busy)",

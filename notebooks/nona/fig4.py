@@ -140,20 +140,14 @@ if same is not None:
 
 # %%
 light_schemes = [s for s in schemes if s not in experiments.DECIMA_SCHEMES]
-light, _ = setup.with_changes(schemes=light_schemes, workload={**workload, **light_workload},
-                              tables_dir=out.results("tables/fig4_light"), nona_tables=None,
-                              star_tables=None).run([{"load": load, "bandwidth_gbps": b} for b in bandwidths_gbps])
+light, light_gains, placements = setup.regime(
+    [{"load": load, "bandwidth_gbps": b} for b in bandwidths_gbps], "bandwidth_gbps", light_workload,
+    out.results("tables/fig4_light"), baselines, {"avg": "mean_jct_s", "inference_avg": "inference_mean_jct_s"})
 kept, times = experiments.split_timings(light)
 io.atomic_write_text(out.results("fig4_light.csv"), kept.to_csv(index=False))
 io.atomic_write_text(out.timings("fig4_light.csv"), times.to_csv(index=False))
-light_gains = experiments.gain_summary(light, "bandwidth_gbps", {"avg": "mean_jct_s", "inference_avg": "inference_mean_jct_s"},
-                                       [s for s in baselines if s in light_schemes])
-light_gains["expert_gap"] = experiments.expert_gap(light, "bandwidth_gbps")
-light_gains["workload"] = dict(light_workload)
-placements = experiments.placement_table(light, schemes=("nona", "nona_star"))
 io.atomic_write_text(out.results("fig4_light_placements.csv"), placements.to_csv(index=False))
 mixed = placements[placements.mixed & (placements.scheme == "nona")]
-light_gains["mixed_subgraphs"] = {f"{b:g}": int((mixed.bandwidth_gbps == b).sum()) for b in bandwidths_gbps}
 gains["light"] = light_gains
 io.atomic_write_json(out.results("fig4_gains.json"), gains)
 fig = plot_sweep(light, "bandwidth_gbps", light_schemes, xlabel="link bandwidth (Gbps, log scale)", log_x=True,

@@ -331,3 +331,18 @@ def test_local_active_set_matches_the_full_space_run():
     gr = evaluate(prob, act.theta, grad=True).grad
     lam = np.add.reduceat(act.theta * gr, prob.starts)
     assert np.all(gr - lam[prob.dist] >= -1e-6 * np.abs(lam[prob.dist]) - 1e-12)
+
+
+def test_solution_does_not_depend_on_the_hash_seed():
+    """Pipeline outputs are deterministic: compiling and solving in processes with different string
+    hash seeds gives the same bits (the subgraph edges were once listed in set order)."""
+    import subprocess
+    import sys
+
+    code = ("import hashlib; from schedlab.nona.workload import Cluster, build_workload; "
+            "from schedlab.nona import optimise; c = Cluster(servers=80, bandwidth_gbps=10); "
+            "w = build_workload(load=0.7, cluster=c, comm_load=0.05); r = optimise.solve(w, c); "
+            "p = r.problem; print(hashlib.md5(r.theta.tobytes() + p.S1.tobytes() + p.S2.tobytes()).hexdigest())")
+    outs = {subprocess.run([sys.executable, "-c", code], env={**__import__("os").environ, "PYTHONHASHSEED": str(s)},
+                           capture_output=True, text=True, check=True).stdout for s in (1, 2, 3)}
+    assert len(outs) == 1, outs

@@ -384,6 +384,25 @@ class FigureSweep:
         """A copy with some settings changed (e.g. another workload for a sensitivity sweep)."""
         return replace(self, **changes)
 
+    def regime(self, points: Sequence[dict], key: str, workload: Mapping, tables_dir: str | Path,
+               baselines: Sequence[str], columns: Mapping[str, str]) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
+        """The same sweep in another workload regime (e.g. light background traffic, where Nona's
+        tables split): every scheme but Decima (its window belongs to the main sweep), Nona's and
+        Nona*'s tables solved here into ``tables_dir``. Returns the rows, their gains
+        (:func:`gain_summary` over ``columns`` plus ``expert_gap``, ``workload`` and
+        ``mixed_subgraphs``: per value of ``key``, how many subgraphs Nona places stochastically)
+        and Nona's and Nona*'s placements (:func:`placement_table`)."""
+        schemes = [s for s in self.schemes if s not in DECIMA_SCHEMES]
+        rows, _ = self.with_changes(schemes=schemes, workload={**self.workload, **workload}, tables_dir=tables_dir,
+                                    nona_tables=None, star_tables=None).run(points)
+        gains = gain_summary(rows, key, columns, [s for s in baselines if s in schemes])
+        gains["expert_gap"] = expert_gap(rows, key)
+        gains["workload"] = dict(workload)
+        placements = placement_table(rows, schemes=("nona", "nona_star"))
+        mixed = placements[placements.mixed & (placements.scheme == "nona")]
+        gains["mixed_subgraphs"] = {f"{x:g}": int((mixed[key] == x).sum()) for x in sorted(set(rows[key]))}
+        return rows, gains, placements
+
     def same_window(self, rows: pd.DataFrame, *, executor: Any = None) -> dict | None:
         """Decima against Nona on the SAME short window (same arrivals, both measured for
         ``decima_duration`` s): Decima's jobs pile up behind the link, so its JCT grows with the

@@ -236,8 +236,13 @@ def compile_problem(classes: Sequence[JobClass], cluster: Cluster, *, direct_edg
 
 
 def _subgraph_edges(dag, sub, mu: float):
+    """The subgraph's edges as (u, v, S_e), in the order of its tasks (source, intermediate in
+    topological order, sink) and of the DAG's successor lists: never in the order of a Python
+    set of names, which changes with the hash seed from process to process and would change
+    the sums of (VI)/(VIII) in their last bits, and with them near-tied optima."""
     members = {sub.source, sub.sink, *sub.intermediate}
-    return [(u, v, dag.edges[u, v]["bytes"] / mu) for u, v in dag.subgraph(members).edges]
+    order = [sub.source, *sub.intermediate, sub.sink]
+    return [(u, v, dag.edges[u, v]["bytes"] / mu) for u in order for v in dag.succ[u] if v in members]
 
 
 @functools.lru_cache(maxsize=16)
