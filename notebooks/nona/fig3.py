@@ -84,9 +84,7 @@ print(f"profile {profile}: {servers} servers, window {duration:g} s (+10% warm-u
 # %%
 rows, _ = setup.run(points)
 # wall-clock columns vary from run to run: written apart, under results/nona/timings/
-kept, times = experiments.split_timings(rows)
-io.atomic_write_text(out.results("fig3.csv"), kept.to_csv(index=False))
-io.atomic_write_text(out.timings("fig3.csv"), times.to_csv(index=False))
+experiments.write_rows(out, rows, "fig3.csv")
 print(experiments.status_note(rows) or "every scheme ran")
 rows[["load", "scheme", "status", "mean_jct_s", "p99_jct_s", "inference_mean_jct_s", "link_offered_load", "jobs", "wall_s"]]
 
@@ -198,9 +196,7 @@ sens_schemes = [s for s in schemes if s not in experiments.DECIMA_SCHEMES]  # De
 sens, _ = setup.with_changes(schemes=sens_schemes, workload={**workload, **sensitivity_workload},
                              tables_dir=out.results("tables/fig3_sensitivity"), nona_tables=None,
                              star_tables=None).run(points)
-kept, times = experiments.split_timings(sens)
-io.atomic_write_text(out.results("fig3_sensitivity.csv"), kept.to_csv(index=False))
-io.atomic_write_text(out.timings("fig3_sensitivity.csv"), times.to_csv(index=False))
+experiments.write_rows(out, sens, "fig3_sensitivity.csv")  # wall-clock columns under results/nona/timings/
 query = "one sample per query" if sensitivity_workload.get("per_sample") else "one profiled minibatch per query"
 fig, ax = plt.subplots(figsize=(7.5, 4.2), layout="constrained")
 for s in sens_schemes:
@@ -234,12 +230,9 @@ light_schemes = [s for s in schemes if s not in experiments.DECIMA_SCHEMES]
 light, light_gains, placements = setup.regime(
     points, "load", light_workload, out.results("tables/fig3_light"), baselines,
     {"avg": "mean_jct_s", "p99": "p99_jct_s", "inference_avg": "inference_mean_jct_s"})
-kept, times = experiments.split_timings(light)
-io.atomic_write_text(out.results("fig3_light.csv"), kept.to_csv(index=False))
-io.atomic_write_text(out.timings("fig3_light.csv"), times.to_csv(index=False))
+experiments.write_rows(out, light, "fig3_light.csv")  # wall-clock columns under results/nona/timings/
 # what Nona's tables decide at each load: split probability per subgraph, mixed = stochastic
 io.atomic_write_text(out.results("fig3_light_placements.csv"), placements.to_csv(index=False))
-mixed = placements[placements.mixed & (placements.scheme == "nona")]
 gains["light"] = light_gains
 io.atomic_write_json(out.results("fig3_gains.json"), gains)
 fig = plot_sweep(light, "load", light_schemes, xlabel="compute load (share of server time busy)",
@@ -248,7 +241,7 @@ fig = plot_sweep(light, "load", light_schemes, xlabel="compute load (share of se
                  paper_high=paper["avg"], paper_low=paper_low)
 out.savefig(fig, "fig3_light")
 plt.show()
-display(Markdown(f"Nona's tables mix two or more placements in **{len(mixed)}** (load, subgraph) cases over "
+display(Markdown(f"Nona's tables mix two or more placements in **{sum(light_gains['mixed_subgraphs'].values())}** (load, subgraph) cases over "
                  f"loads {min(loads):g}-{max(loads):g} (per load: {light_gains['mixed_subgraphs']}); "
                  "the split probabilities of every subgraph Nona splits with some probability:"))
 placements[placements.p_split > 0].pivot_table(index=["class", "subgraph"], columns=["scheme", "load"],

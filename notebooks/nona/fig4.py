@@ -63,9 +63,7 @@ print(f"profile {profile}: {servers} servers, window {duration:g} s (+10% warm-u
 # %%
 rows, _ = setup.run([{"load": load, "bandwidth_gbps": b} for b in bandwidths_gbps])
 # wall-clock columns vary from run to run: written apart, under results/nona/timings/
-kept, times = experiments.split_timings(rows)
-io.atomic_write_text(out.results("fig4.csv"), kept.to_csv(index=False))
-io.atomic_write_text(out.timings("fig4.csv"), times.to_csv(index=False))
+experiments.write_rows(out, rows, "fig4.csv")
 print(experiments.status_note(rows) or "every scheme ran")
 rows[["bandwidth_gbps", "scheme", "status", "mean_jct_s", "inference_mean_jct_s", "link_offered_load", "jobs", "wall_s"]]
 
@@ -143,11 +141,8 @@ light_schemes = [s for s in schemes if s not in experiments.DECIMA_SCHEMES]
 light, light_gains, placements = setup.regime(
     [{"load": load, "bandwidth_gbps": b} for b in bandwidths_gbps], "bandwidth_gbps", light_workload,
     out.results("tables/fig4_light"), baselines, {"avg": "mean_jct_s", "inference_avg": "inference_mean_jct_s"})
-kept, times = experiments.split_timings(light)
-io.atomic_write_text(out.results("fig4_light.csv"), kept.to_csv(index=False))
-io.atomic_write_text(out.timings("fig4_light.csv"), times.to_csv(index=False))
+experiments.write_rows(out, light, "fig4_light.csv")  # wall-clock columns under results/nona/timings/
 io.atomic_write_text(out.results("fig4_light_placements.csv"), placements.to_csv(index=False))
-mixed = placements[placements.mixed & (placements.scheme == "nona")]
 gains["light"] = light_gains
 io.atomic_write_json(out.results("fig4_gains.json"), gains)
 fig = plot_sweep(light, "bandwidth_gbps", light_schemes, xlabel="link bandwidth (Gbps, log scale)", log_x=True,
@@ -156,7 +151,7 @@ fig = plot_sweep(light, "bandwidth_gbps", light_schemes, xlabel="link bandwidth 
                  paper_high=paper["avg"])
 out.savefig(fig, "fig4_light")
 plt.show()
-display(Markdown(f"Nona's tables mix placements in {len(mixed)} (bandwidth, subgraph) cases "
+display(Markdown(f"Nona's tables mix placements in {sum(light_gains['mixed_subgraphs'].values())} (bandwidth, subgraph) cases "
                  f"(per bandwidth in Gbps: {light_gains['mixed_subgraphs']})."))
 experiments.ratio_table(light, "bandwidth_gbps", "mean_jct_s").round(3)
 

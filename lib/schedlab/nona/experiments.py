@@ -456,6 +456,17 @@ TIMING_COLUMNS = ("wall_s", "events_per_s")
 ROW_KEYS = ("load", "bandwidth_gbps", "scheme")
 
 
+def write_rows(out: Any, rows: pd.DataFrame, filename: str) -> None:
+    """Write a sweep's rows to ``results/nona/<filename>`` without their wall-clock columns, and
+    those columns to ``results/nona/timings/<filename>`` (``out``: the notebook's
+    :class:`schedlab.notebooks.Outputs`), so the pipeline's outputs stay byte-identical."""
+    from schedlab import io
+
+    kept, times = split_timings(rows)
+    io.atomic_write_text(out.results(filename), kept.to_csv(index=False))
+    io.atomic_write_text(out.timings(filename), times.to_csv(index=False))
+
+
 def split_timings(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A sweep's rows without their wall-clock columns, and those columns under the row keys.
 
