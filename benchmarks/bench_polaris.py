@@ -5,10 +5,12 @@ Phases (``--phase``; each phase can run in its own process so that its peak RSS 
 ``synth``   write a SYNTHETIC trace (upstream format) of ``--jobs`` jobs; with the default
             ``--size-bias-power 1`` the faithful join has about the real trace's rows per job, so
             ``--jobs real`` (1,055,501 jobs) gives a join near the real 36.7 M rows.
-``ingest``  ingest the five archives (streamed to Parquet), the authors' faithful join (DuckDB,
-            out of core: ``memory_limit``, spilling to ``temp_directory``) and Table I sampling;
-            prints wall time, process CPU time (DuckDB threads run in-process, so they count) and
-            peak RSS (``ru_maxrss``) per step.
+``ingest``  the fast path (archives -> Parquet with one decompression per archive; the faithful
+            join *planned* from the key columns; Table I sample and Figure 5's unseen rows built
+            from the plan), then today's path in a child process on the same Parquet (the
+            materialised join, DuckDB out of core, and the same draws from it); prints wall, CPU,
+            peak RSS (``ru_maxrss``, the child's separately), the load average, and whether both
+            paths gave identical rows. ``--skip-today`` runs the fast path only.
 ``grid``    HDBSCAN grid (4 transforms x 2 metrics at one min cluster size) on ``--grid-rows``
             rows of the sample: time per configuration and total, serial vs parallel (loky, 2
             workers) vs a 2-worker ``dask.distributed`` LocalCluster through the same executor.
@@ -67,39 +69,95 @@ class Step:
         return f"wall {self.wall:.1f} s, CPU {self.cpu:.1f} s"
 
 
-def phase_synth(work: Path, n_jobs: int, size_bias_power: float) -> None:
+def phase_synth(work: Path, n_jobs: int, size_bias_power: float | None) -> None:
     from schedlab.polaris import synthetic
 
+    # the size-bias correction belongs to the v1 generator; v2 (default) sizes workloads as Table I
+    version = "v2" if size_bias_power is None else "v1"
     with Step() as s:
         counts = synthetic.synthesize(work / "trace", n_jobs, np.random.default_rng(0), progress=False,
-                                      size_bias_power=size_bias_power)
-    say(f"synthesize {n_jobs:,} jobs (SYNTHETIC, size_bias_power {size_bias_power:g}): {s}; peak RSS "
+                                      size_bias_power=size_bias_power, version=version)
+    say(f"synthesize {n_jobs:,} jobs (SYNTHETIC {version}"
+        + ("" if size_bias_power is None else f", size_bias_power {size_bias_power:g}") + f"): {s}; peak RSS "
         f"{peak_rss_gb():.2f} GB; rows " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
     say(f"  archive bytes: " + ", ".join(f"{p.name} {p.stat().st_size / 1e6:.0f} MB"
                                         for p in sorted((work / "trace").glob("pai_*.tar.gz"))))
 
 
-def phase_ingest(work: Path, memory_limit: str, sample_total: int) -> None:
-    from schedlab.polaris import ingest, sampling
+def load() -> str:
+    """The 1/5/15-minute load averages (the machine is shared: figures mean little without them)."""
+    return "load " + "/".join(f"{x:.1f}" for x in os.getloadavg()) + f" on {os.cpu_count()} cores"
 
+
+def children_peak_rss_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024 ** 2
+
+
+def phase_ingest(work: Path, memory_limit: str, sample_total: int, *, today: bool = True,
+                 today_memory_limit: str = "4GB", unseen: int = 1000) -> None:
+    """Fast path in this process: archives -> Parquet (one decompression each), join plan from
+    the key columns, Table I sample and Figure 5's unseen rows built from the plan. Then, in a
+    child process (its own peak RSS), today's path on the same Parquet: materialised faithful
+    join, the same sample and unseen rows from it; both must give identical rows."""
+    import pandas as pd
+
+    from schedlab.polaris import ingest, pipeline
+
+    say(f"  {load()} at start")
     with Step() as s1:
         pq = ingest.ingest_archives(work / "trace", work / "parquet", progress=False, force=True)
-    say(f"ingest archives -> parquet: {s1}; peak RSS so far {peak_rss_gb():.2f} GB")
+    say(f"ingest archives -> parquet (single pass per archive): {s1}; peak RSS {peak_rss_gb():.2f} GB; {load()}")
+    with Step() as s2:
+        info = ingest.plan_join(pq, work / "plan_faithful.parquet", kind="faithful", memory_limit=memory_limit,
+                                threads=2, temp_directory=work / "duckdb_tmp", progress=False)
+    say(f"faithful join PLAN (counts from key columns): {info.rows:,} rows in {pd.read_parquet(info.path).shape[0]:,} "
+        f"units; {s2} (DuckDB memory_limit {memory_limit}); peak RSS {peak_rss_gb():.2f} GB; {load()}")
+    say("  per workload: " + ", ".join(f"{k} {v:,}" for k, v in info.per_workload.items()))
+    with Step() as s3:
+        sample = pipeline.draw_sample(info.path, min(sample_total, info.rows), 0, keep_zero_strata=True)
+        test = pipeline.unseen_jobs(info.path, sample, unseen, 0)
+    sample.to_parquet(work / "sample.parquet")
+    test.to_parquet(work / "unseen_fast.parquet")
+    say(f"stratified sample {len(sample):,} rows + {len(test):,} unseen rows built from the plan: {s3}; "
+        f"peak RSS {peak_rss_gb():.2f} GB; {load()}")
+    wall, cpu = s1.wall + s2.wall + s3.wall, s1.cpu + s2.cpu + s3.cpu
+    say(f"TOTAL fast path (ingest + plan + sample + unseen): wall {wall:.1f} s, CPU {cpu:.1f} s; peak RSS "
+        f"{peak_rss_gb():.2f} GB (target <= 600 s, <= 4 GB); {load()}")
+    if not today:
+        return
+    import subprocess
+    import sys
+
+    with Step() as s4:
+        subprocess.run([sys.executable, __file__, "--phase", "today", "--workdir", str(work), "--sample",
+                        str(sample_total), "--memory-limit", today_memory_limit, "--jobs", "0",
+                        *(["--out", str(_OUT)] if _OUT else [])], check=True)
+    say(f"TOTAL today's path after ingest (child process): wall {s4.wall:.1f} s; peak RSS "
+        f"{children_peak_rss_gb():.2f} GB; {load()}")
+    same_sample = pd.read_parquet(work / "sample_today.parquet").equals(sample)
+    same_test = pd.read_parquet(work / "unseen_today.parquet").equals(test)
+    say(f"same seed, same rows: sample identical {same_sample}, unseen rows identical {same_test}; "
+        f"fast path wall {wall:.1f} s vs today's ingest {s1.wall:.1f} s + join/sample {s4.wall:.1f} s")
+
+
+def phase_today(work: Path, memory_limit: str, sample_total: int, unseen: int = 1000) -> None:
+    """Today's path on ``work/parquet``: the materialised faithful join, then sample and unseen rows."""
+    from schedlab.polaris import ingest, pipeline
+
+    pq = {p.stem: p for p in (work / "parquet").glob("*.parquet")}
     with Step() as s2:
         info = ingest.join(pq, work / "joined.parquet", kind="faithful", memory_limit=memory_limit, threads=2,
                            temp_directory=work / "duckdb_tmp", progress=False)
-    say(f"faithful join: {info.rows:,} rows; {s2} (DuckDB memory_limit {memory_limit}, spill to "
-        f"{work / 'duckdb_tmp'}); peak RSS so far {peak_rss_gb():.2f} GB")
-    say("  per workload: " + ", ".join(f"{k} {v:,}" for k, v in info.per_workload.items()))
+    say(f"today's materialised faithful join: {info.rows:,} rows; {s2} (DuckDB memory_limit {memory_limit}, "
+        f"spill to {work / 'duckdb_tmp'}); peak RSS {peak_rss_gb():.2f} GB; {load()}")
     with Step() as s3:
-        total = min(sample_total, info.rows)
-        sample = sampling.stratified_sample(info.path, total, np.random.default_rng(0), on_zero="keep",
-                                            memory_limit=memory_limit, temp_directory=work / "duckdb_tmp")
-    sample.to_parquet(work / "sample.parquet")
-    say(f"stratified sample (Table I rule, total {total:,}): {len(sample):,} rows; {s3}")
-    wall, cpu = s1.wall + s2.wall + s3.wall, s1.cpu + s2.cpu + s3.cpu
-    say(f"TOTAL ingest+join+sample: wall {wall:.1f} s, CPU {cpu:.1f} s; peak RSS {peak_rss_gb():.2f} GB "
-        f"(target <= 8 GB)")
+        sample = pipeline.draw_sample(info.path, min(sample_total, info.rows), 0, keep_zero_strata=True)
+        test = pipeline.unseen_jobs(info.path, sample, unseen, 0)
+    sample.to_parquet(work / "sample_today.parquet")
+    test.to_parquet(work / "unseen_today.parquet")
+    say(f"today's sample {len(sample):,} + unseen {len(test):,} from the joined table: {s3}; "
+        f"peak RSS {peak_rss_gb():.2f} GB; {load()}")
+    (work / "joined.parquet").unlink(missing_ok=True)
 
 
 def phase_grid(work: Path, grid_rows: int, min_cluster_size: int) -> None:
@@ -151,16 +209,18 @@ def phase_grid(work: Path, grid_rows: int, min_cluster_size: int) -> None:
 def main() -> None:
     global _OUT
     ap = argparse.ArgumentParser()
-    ap.add_argument("--phase", default="all", choices=["all", "synth", "ingest", "grid"])
+    ap.add_argument("--phase", default="all", choices=["all", "synth", "ingest", "today", "grid"])
     ap.add_argument("--jobs", default="small", help="job count or preset (ci, small, medium, real)")
     ap.add_argument("--sample", type=int, default=100_000)
-    ap.add_argument("--memory-limit", default="4GB")
+    ap.add_argument("--memory-limit", default="2GB", help="DuckDB limit of the fast path (the notebook's)")
+    ap.add_argument("--today-memory-limit", default="4GB", help="DuckDB limit of today's materialised join")
+    ap.add_argument("--skip-today", action="store_true", help="only the fast path")
     ap.add_argument("--grid-rows", type=int, default=5_000)
     ap.add_argument("--min-cluster-size", type=int, default=100)
     ap.add_argument("--workdir", default=None)
-    ap.add_argument("--size-bias-power", type=float, default=1.0,
-                    help="synthetic.size_bias_resample exponent; 1 gives ~35 faithful-join rows per job as the "
-                         "real trace (36.7 M at 1,055,501 jobs); 0 = the uncorrected calibration (~75 per job)")
+    ap.add_argument("--size-bias-power", type=float, default=None,
+                    help="use the v1 generator with this synthetic.size_bias_resample exponent (the 21-Nov "
+                         "figures: 1, ~35 faithful-join rows per job); default: the v2 generator")
     ap.add_argument("--out", default=None, help="also append the printed lines to this file")
     args = ap.parse_args()
 
@@ -170,12 +230,16 @@ def main() -> None:
     work = Path(args.workdir or tempfile.mkdtemp(prefix="bench_polaris_"))
     work.mkdir(parents=True, exist_ok=True)
     n_jobs = int(args.jobs) if str(args.jobs).isdigit() else synthetic.SIZES[args.jobs]
+    if args.phase == "today":  # child of the ingest phase: its header is the parent's
+        phase_today(work, args.memory_limit, args.sample)
+        return
     say(f"== bench_polaris phase={args.phase} jobs={n_jobs:,} workdir={work} ({time.strftime('%Y-%m-%d %H:%M:%S')}, "
         f"{platform.machine()}, {os.cpu_count()} cores, shared with other jobs) ==")
     if args.phase in ("all", "synth"):
         phase_synth(work, n_jobs, args.size_bias_power)
     if args.phase in ("all", "ingest"):
-        phase_ingest(work, args.memory_limit, args.sample)
+        phase_ingest(work, args.memory_limit, args.sample, today=not args.skip_today,
+                     today_memory_limit=args.today_memory_limit)
     if args.phase in ("all", "grid"):
         phase_grid(work, args.grid_rows, args.min_cluster_size)
 

@@ -16,8 +16,14 @@ def test_pipeline_notebook_tiny(tmp_path):
     s = json.loads((tmp_path / "results/polaris/pipeline_summary.json").read_text())
     assert s["data"] == "SYNTHETIC" and s["sample_rows"] >= 799
     assert 0 <= s["fig5_share_le_0_05"] <= s["fig5_share_le_5"] <= 1
-    for f in ["pipeline_fig5.png", "pipeline_shap_summary.png", "pipeline_fig4_cpu_usage.png"]:
+    for f in ["pipeline_fig5.png", "pipeline_shap_summary.png", "pipeline_fig4_cpu_usage.png",
+              "pipeline_profile_silhouettes.png", "pipeline_profile_silhouettes.pdf"]:
         assert (tmp_path / "figures/polaris" / f).stat().st_size > 0
+    # SHAP from the shap package equals XGBoost's pred_contribs and shap's own TreeSHAP
+    assert s["shap_check"]["max_abs_diff_treeexplainer_vs_pred_contribs"] <= 1e-4
+    assert s["shap_check"]["max_abs_diff_shap_own_vs_pred_contribs"] <= 1e-4
+    prof = pd.read_csv(tmp_path / "results/polaris/pipeline_profile_silhouettes.csv")
+    assert prof.rows.sum() == s["sample_rows"] and prof.silhouette.between(-1, 1).all()
     # wall/CPU times go under timings/ (no pipeline output), never into the outputs DVC hashes
     assert "timings_s" not in s
     times = json.loads((tmp_path / "results/polaris/timings/pipeline_summary.json").read_text())

@@ -7,6 +7,7 @@ import pytest
 from scipy import stats
 
 from schedlab.polaris import synthetic
+from schedlab.polaris.calibration import load_calibration_rows as calibration_rows
 from schedlab.polaris.schema import TABLES, TRACE_TABLES
 
 
@@ -36,9 +37,10 @@ def test_upstream_format(small_trace):
     # several tasks / instances / sensor rows per job
     assert task.groupby("job_name").size().max() >= 2
     assert inst.groupby("job_name").size().mean() > 2
-    # workload on about one job in ten (binomial 4-sigma band)
+    # workload on about one job in eight (the real 1 in 10, plus the jobs that size the strata as
+    # Table I; binomial 4-sigma band)
     share = (tag.workload != "").mean()
-    p = 102_798 / 1_055_032
+    p = sum(synthetic.calibrate(calibration_rows()).jobs.job_share.values())
     assert abs(share - p) < 4 * np.sqrt(p * (1 - p) / len(tag))
     # CPU-only tasks have an empty plan_gpu and gpu_type, as upstream
     assert ((task.plan_gpu == "") == (task.gpu_type == "")).all()
@@ -106,3 +108,68 @@ def test_size_bias_resample_weights():
     assert out.workload.value_counts().to_dict() == {"bert": 4000, "ctr": 10}  # strata sizes kept
     assert abs((out[out.workload == "bert"].inst_num == 1).mean() - 0.8) < 0.03  # ~5 sd of binomial noise
     assert set(out.k) <= set(r.k) and (out.merge(r, on="k").inst_num_x == out.merge(r, on="k").inst_num_y).all()
+
+
+# --- version v2: the trace's job -> task -> instance structure -------------------------------
+
+@pytest.fixture(scope="module")
+def v2_tables(calib):
+    return synthetic.generate_tables(20_000, np.random.default_rng(3), calibration=calib)
+
+
+def _faithful_rows_per_workload(tables):
+    """tasks x instances^2 per terminated job with a workload: its rows in the authors' join."""
+    job, task, inst, tag = (tables[t] for t in ("pai_job_table", "pai_task_table", "pai_instance_table",
+                                                 "pai_group_tag_table"))
+    n_inst = inst.groupby("inst_id").size()
+    n_task = task[task.status == "Terminated"].groupby("job_name").size()
+    j = job.merge(tag[tag.workload != ""][["inst_id", "workload"]], on="inst_id")
+    rows = j.job_name.map(n_task).fillna(0) * j.inst_id.map(n_inst).fillna(0) ** 2
+    return rows.groupby(j.workload).sum()
+
+
+def test_v2_structure_matches_the_trace(v2_tables, calib_rows):
+    task, inst = v2_tables["pai_task_table"], v2_tables["pai_instance_table"]
+    n_jobs = len(v2_tables["pai_job_table"])
+    assert (task[task.task_name == "ps"].plan_gpu == "").all()  # ps tasks never plan GPUs (real: never)
+    assert abs(len(task) / n_jobs - synthetic.REAL_TASKS_PER_JOB) < 0.02  # real 1.195 tasks per job
+    assert abs(len(inst) / n_jobs - synthetic.REAL_INSTANCES_PER_JOB) < 1.0
+    # discrete values are real values, exactly
+    real_mem = set(calib_rows.plan_mem)
+    assert set(pd.to_numeric(task.plan_mem)) <= real_mem
+    sens = v2_tables["pai_sensor_table"]
+    assert set(sens.max_gpu_wrk_mem) <= set(calib_rows.max_gpu_wrk_mem)
+
+
+def test_v2_strata_sized_as_table_i(v2_tables):
+    from schedlab.polaris.schema import REAL_JOB_ROWS, TABLE_I_SIZES
+
+    rows = _faithful_rows_per_workload(v2_tables)
+    scale = len(v2_tables["pai_job_table"]) / REAL_JOB_ROWS
+    total = sum(TABLE_I_SIZES.values()) * scale
+    assert abs(rows.sum() / total - 1) < 0.25, rows.sum() / total
+    for w in ("bert", "ctr", "inception", "graphlearn"):  # the big strata; small ones are a few jobs here
+        assert 0.6 < rows[w] / (TABLE_I_SIZES[w] * scale) < 1.6, (w, rows[w] / (TABLE_I_SIZES[w] * scale))
+    # nmt: the 3 real nmt rows have 16 instances, so only ~0.5 % of nmt jobs may terminate (Table I: 13,537 rows)
+    assert rows.get("nmt", 0) < 0.01 * rows.sum()
+
+
+def test_v2_plants_the_papers_top_job(small_trace):
+    trace, _ = small_trace
+    job, task, tag = _read(trace, "pai_job_table"), _read(trace, "pai_task_table"), _read(trace, "pai_group_tag_table")
+    top = job[job.job_name == synthetic.PAPER_TOP_JOB_NAME]
+    assert len(top) == 1 and top.status.iloc[0] == "Terminated"
+    assert tag[tag.inst_id == top.inst_id.iloc[0]].workload.tolist() == ["rl"]
+    assert task[task.job_name == synthetic.PAPER_TOP_JOB_NAME].inst_num.astype(int).tolist() == [
+        synthetic.planted_top_job_instances(800)]
+
+
+def test_v1_kept_and_versions_checked(tmp_path, calib):
+    counts = synthetic.synthesize(tmp_path / "v1", 40, np.random.default_rng(0), calibration=calib, version="v1",
+                                  progress=False)
+    assert counts["pai_job_table"] == 40
+    with pytest.raises(ValueError, match="version"):
+        synthetic.synthesize(tmp_path / "v3", 40, np.random.default_rng(0), calibration=calib, version="v3")
+    with pytest.warns(UserWarning, match="v1"):
+        synthetic.synthesize(tmp_path / "w", 40, np.random.default_rng(0), calibration=calib, size_bias_power=1.0,
+                             progress=False)

@@ -39,21 +39,21 @@ def polaris_synthesize(out_dir, jobs, seed):
 @polaris.command("ingest")
 @click.argument("trace_dir", type=click.Path(file_okay=False))
 @click.argument("work_dir", type=click.Path(file_okay=False))
-@click.option("--join", "kind", type=click.Choice(["faithful", "corrected"]), default="faithful", show_default=True)
+@click.option("--join", "kind", type=click.Choice(["faithful", "corrected", "authors"]), default="faithful",
+              show_default=True, help="authors: the authors' pandas row-count quirks (schedlab.polaris.ingest).")
 @click.option("--memory-limit", default="4GB", show_default=True, help="DuckDB memory limit (spills beyond).")
 @click.option("--threads", type=int, default=2, show_default=True)
-@click.option("--verify", is_flag=True, help="Check each archive's sha256 against the upstream checksums.")
+@click.option("--verify", is_flag=True, help="Check each archive's size and sha256 against the upstream ones "
+              "(data manifest) before anything is converted.")
 def polaris_ingest(trace_dir, work_dir, kind, memory_limit, threads, verify):
     """Convert TRACE_DIR's archives to Parquet and write WORK_DIR/joined_<join>.parquet."""
     from pathlib import Path
 
-    from schedlab import data
     from schedlab.polaris import ingest
-    from schedlab.polaris.schema import TRACE_TABLES
 
     try:
-        sums = {t: data.entry(f"alibaba-pai/{t}.tar.gz").sha256 for t in TRACE_TABLES} if verify else None
-        pq = ingest.ingest_archives(trace_dir, work_dir, checksums=sums)
+        sums, sizes = ingest.upstream_checksums() if verify else (None, None)
+        pq = ingest.ingest_archives(trace_dir, work_dir, checksums=sums, sizes=sizes)
         info = ingest.join(pq, Path(work_dir) / f"joined_{kind}.parquet", kind=kind, memory_limit=memory_limit,
                            threads=threads, temp_directory=Path(work_dir) / ".duckdb_tmp")
     except _polaris_errors() as exc:

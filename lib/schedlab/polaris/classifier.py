@@ -82,8 +82,10 @@ class ProfileClassifier(ClassifierMixin, BaseEstimator):
     def shap_mean_abs(self, X: pd.DataFrame, chunk_size: int = 2_000, progress: bool = False) -> pd.DataFrame:
         """Mean |SHAP| per one-hot feature and class, accumulated chunk by chunk (bounded memory).
 
-        Uses XGBoost's built-in TreeSHAP (``pred_contribs``) on the sparse matrix; the tests check
-        it against ``shap.TreeExplainer``. Returns a DataFrame (features x classes).
+        Uses XGBoost's built-in TreeSHAP (``pred_contribs``) on the sparse matrix. ``shap.TreeExplainer``
+        on an XGBoost model calls this same routine; :mod:`schedlab.polaris.explain` computes the values
+        with the ``shap`` package (the figure) and checks them against shap's own TreeSHAP. Returns a
+        DataFrame (features x classes).
         """
         import xgboost as xgb
         from schedlab.progress import bar

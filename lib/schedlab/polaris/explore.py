@@ -13,14 +13,16 @@ Conventions (stated once):
 
 * The clustering is the grid's (:func:`schedlab.polaris.grid.cluster`): HDBSCAN from the
   ``hdbscan`` package, OPTICS from scikit-learn (xi extraction). ``min_samples=None`` keeps the
-  grid's choice: HDBSCAN's default (``= min_cluster_size``), OPTICS' default (5).
+  grid's choice: HDBSCAN's default (``= min_cluster_size``); OPTICS as the authors call it,
+  ``OPTICS(min_samples=m)`` (:class:`schedlab.polaris.grid.Config`).
 * Scalings are Table III's four transforms (:func:`schedlab.polaris.grid.transform`) plus
   ``"none"`` (the raw features, to see why scaling matters).
 * **Per-profile silhouette** is the mean of :func:`sklearn.metrics.silhouette_samples` over the
-  profile's points, computed on the clustered points only (outliers left out, as the paper's
-  per-profile analysis); the overall silhouette is the mean over the same points, i.e. the
-  size-weighted mean of the per-profile values. The grid's ``avg_silhouette`` (Table IV), which
-  keeps the outliers as one more group, is reported next to it, and so is ACQUIRES.
+  profile's points, computed as the authors' code does: on every point with the outliers as one
+  more group, then the outliers masked (:func:`schedlab.polaris.scoring.point_silhouettes`). The
+  overall silhouette is the mean over the clustered points, i.e. the size-weighted mean of the
+  per-profile values and the grid's default ``avg_silhouette`` (``"non_noise"``); ACQUIRES uses it.
+  The other reading, outliers averaged in as one more group (``"with_noise"``), is shown next to it.
 
 Examples
 --------
@@ -87,9 +89,10 @@ class Exploration:
     per_profile: pd.DataFrame
     n_profiles: int
     noise_share: float
-    #: mean silhouette of the clustered points (NaN with fewer than two profiles)
+    #: mean silhouette of the clustered points, outliers a group in the computation (the
+    #: authors'; NaN with fewer than two profiles)
     silhouette: float
-    #: the grid's ``avg_silhouette`` (outliers as one more group; -1 with at most one profile)
+    #: the ``"with_noise"`` silhouette (outliers averaged in as one more group; -1 with at most one profile)
     silhouette_noise_as_group: float
     acquires: float
     #: PCA of the scaled features: ``(n, 2)`` coordinates and the explained variance ratios
@@ -153,22 +156,21 @@ def cluster_labels(Xt: np.ndarray, setting: Setting) -> np.ndarray:
 
 
 def profile_silhouettes(Xt: np.ndarray, labels: np.ndarray, metric: str) -> tuple[np.ndarray, pd.DataFrame]:
-    """Per-point silhouettes among the clustered points (NaN for outliers) and one row per
-    profile with its size and mean silhouette (NaN everywhere with fewer than two profiles).
+    """Per-point silhouettes (NaN for outliers) and one row per profile with its size and mean
+    silhouette (NaN everywhere with fewer than two profiles). As the authors: silhouettes with
+    noise as one more group (:func:`schedlab.polaris.scoring.point_silhouettes`), noise masked.
 
     >>> Xt = np.array([[0.0], [0.1], [5.0], [5.2], [9.0]])
     >>> s, t = profile_silhouettes(Xt, np.array([0, 0, 1, 1, -1]), "euclidean")
     >>> bool(np.isnan(s[-1])), t["rows"].tolist(), bool((t["silhouette"] > 0.9).all())
     (True, [2, 2], True)
     """
-    from sklearn.metrics import silhouette_samples
-
     labels = np.asarray(labels)
     clustered = labels >= 0
     point = np.full(labels.size, np.nan)
     profiles = np.unique(labels[clustered])
     if profiles.size >= 2:
-        point[clustered] = silhouette_samples(Xt[clustered], labels[clustered], metric=metric)
+        point[clustered] = scoring.point_silhouettes(Xt, labels, metric)[clustered]
     table = pd.DataFrame({"profile": profiles.astype(int),
                           "rows": [int(np.sum(labels == p)) for p in profiles],
                           "silhouette": [float(np.mean(point[labels == p])) for p in profiles]})
@@ -203,12 +205,13 @@ def _explore(X: np.ndarray, setting: Setting) -> Exploration:
     point, table = profile_silhouettes(Xt, labels, setting.metric)
     st = scoring.label_stats(labels)
     with_noise = scoring.silhouette_with_noise(Xt, labels, setting.metric)
-    acq = scoring.acquires(st.n_clusters, st.n_outliers, st.n, with_noise) if st.n_clusters else float("nan")
-    xy, var = project(Xt)
     clustered = point[labels >= 0]
+    overall = float(np.mean(clustered)) if len(table) >= 2 else float("nan")
+    acq = scoring.acquires(st.n_clusters, st.n_outliers, st.n, overall) if len(table) >= 2 else float("nan")
+    xy, var = project(Xt)
     return Exploration(setting=setting, labels=labels, point_silhouettes=point, per_profile=table,
                        n_profiles=int(len(table)), noise_share=float(np.mean(labels == -1)),
-                       silhouette=float(np.mean(clustered)) if len(table) >= 2 else float("nan"),
+                       silhouette=overall,
                        silhouette_noise_as_group=float(with_noise), acquires=float(acq), projection=xy,
                        explained_variance=var, seconds=time.perf_counter() - t0)
 
@@ -251,7 +254,7 @@ def figure(result: Exploration, *, label: str = ""):
         b.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
     b.set_xlabel("mean silhouette of the profile's points (-1 to 1)")
     b.set_ylabel("profile (rows)")
-    b.set_title("per-profile silhouette (outliers left out)", fontsize=9)
+    b.set_title("per-profile silhouette (outliers masked)", fontsize=9)
     fig.suptitle((f"[{label}] " if label else "") + f"{result.n_profiles} profiles, "
                  f"{result.noise_share:.0%} outliers, silhouette {result.silhouette:.2f}", fontsize=10)
     fig.tight_layout()
@@ -263,8 +266,8 @@ def summary(result: Exploration, n_rows: int) -> str:
     s = result.per_profile
     best = s.loc[s["silhouette"].idxmax()] if len(s) and s["silhouette"].notna().any() else None
     lines = [f"**{result.n_profiles} profiles** on {n_rows} rows; **{result.noise_share:.1%} outliers**.",
-             f"Silhouette of the clustered points: **{result.silhouette:.3f}**; with the outliers as one more "
-             f"group (the grid's Table IV convention): {result.silhouette_noise_as_group:.3f}; "
+             f"Silhouette of the clustered points (the authors' convention): **{result.silhouette:.3f}**; "
+             f"with the outliers averaged in as one more group: {result.silhouette_noise_as_group:.3f}; "
              f"ACQUIRES: {result.acquires:.3f}."]
     if best is not None:
         lines.append(f"Most cohesive profile: {int(best.profile)} ({int(best.rows)} rows, silhouette "

@@ -18,15 +18,30 @@ the configuration and the data, so an interrupted grid resumes where it stopped 
 input recomputes. Workers never touch the cache (no shared file system needed).
 
 Per-run metrics follow the authors' tables: ``n_outliers``, ``n_clusters`` (max label + 1),
-``mean_cluster_size``, ``avg_silhouette`` (noise kept as a group, see
-:func:`schedlab.polaris.scoring.silhouette_with_noise`; same metric as the clustering),
-``davies_bouldin_score`` (noise kept as a group), ``scores_v1`` (ACQUIRES), ``scores_v3``, ``CCPM``.
+``mean_cluster_size``, ``avg_silhouette`` (see :func:`schedlab.polaris.scoring.silhouette`; same
+metric as the clustering), ``davies_bouldin_score`` (noise kept as a group, as the authors),
+``scores_v1`` (ACQUIRES), ``scores_v3``, ``CCPM``.
 
-Assumptions (the authors' grid code was not available): HDBSCAN with library defaults besides
-``min_cluster_size`` and ``metric`` (so ``min_samples = min_cluster_size``); OPTICS with
-``min_samples = min_cluster_size`` would be far slower still, so OPTICS uses scikit-learn's
-defaults (``min_samples=5``, xi extraction) with ``min_cluster_size`` set. OPTICS runs on a
-documented random subsample (``optics_subsample`` rows) by default; ``None`` runs it on all rows.
+The authors' grid code is public: ``polaris-slo-cloud/polaris-ai``
+``ml_data-profiling/alibaba_data-EDA-v0.3.ipynb`` cells 99-103 (copied into
+``polaris-slo-cloud/Profiling`` ``case-studies/alibaba/03-eda.ipynb``). Facts taken from it:
+
+* HDBSCAN: ``hdbscan.HDBSCAN(min_cluster_size=m, metric=metric)``, library defaults otherwise
+  (so ``min_samples = min_cluster_size``), on all 100,001 rows;
+* OPTICS: ``sklearn.cluster.OPTICS(min_samples=m, metric=metric)``: Table III's "min cluster
+  points" is OPTICS' ``min_samples`` and ``min_cluster_size`` stays at its default (``None``, i.e.
+  equal to ``min_samples``), xi extraction; on all rows;
+* silhouette: ``silhouette_samples`` on every point (noise as a group) averaged over the non-noise
+  points, -1 when ``max(labels) <= 0``; Davies-Bouldin on every point, noise as a group;
+* transforms ``StandardScaler``, ``MinMaxScaler``, ``RobustScaler`` (``fit_transform``) and
+  ``power_transform`` (Yeo-Johnson, standardised), as :func:`transform`.
+
+Semantics (fields of :class:`Config`, part of the cache key; defaults = the authors'):
+``silhouette`` in :data:`schedlab.polaris.scoring.SILHOUETTES` (``"non_noise"`` | ``"with_noise"``)
+and ``optics_param`` in :data:`OPTICS_PARAMS`: ``"min_samples"`` (the authors' ``OPTICS(min_samples=m)``)
+or ``"min_cluster_size"`` (this project's earlier reading: ``OPTICS(min_cluster_size=m)``, scikit-learn's
+default ``min_samples=5``, much faster). OPTICS runs on a documented random subsample
+(``optics_subsample`` rows) by default; ``None`` runs it on all rows, as the authors.
 """
 
 from __future__ import annotations
@@ -47,14 +62,28 @@ from schedlab.polaris import scoring
 from schedlab.polaris.schema import METRICS, MIN_CLUSTER_SIZES, TRANSFORMS
 
 ALGORITHMS = ("hdbscan", "optics")
+#: what Table III's "min cluster points" sets in OPTICS: the authors' ``min_samples`` (default) or
+#: ``min_cluster_size`` (with scikit-learn's ``min_samples=5``)
+OPTICS_PARAMS = ("min_samples", "min_cluster_size")
 
 
 @dataclass(frozen=True)
 class Config:
+    """One grid run. ``silhouette`` and ``optics_param`` choose the semantics (module docstring);
+    both enter :meth:`key`, so caches of different semantics never mix."""
+
     algorithm: str
     transform: str
     metric: str
     min_cluster_size: int
+    silhouette: str = "non_noise"
+    optics_param: str = "min_samples"
+
+    def __post_init__(self) -> None:
+        if self.silhouette not in scoring.SILHOUETTES:
+            raise ValueError(f"silhouette must be one of {scoring.SILHOUETTES}, got {self.silhouette!r}")
+        if self.optics_param not in OPTICS_PARAMS:
+            raise ValueError(f"optics_param must be one of {OPTICS_PARAMS}, got {self.optics_param!r}")
 
     def key(self, fingerprint: str) -> str:
         raw = json.dumps({**asdict(self), "data": fingerprint}, sort_keys=True)
@@ -62,15 +91,18 @@ class Config:
 
 
 def configs(algorithms=ALGORITHMS, transforms=TRANSFORMS, metrics=METRICS,
-            min_cluster_sizes=MIN_CLUSTER_SIZES) -> list[Config]:
-    """The Table III grid (default: 2 x 4 x 2 x 7 = 112 configurations)."""
+            min_cluster_sizes=MIN_CLUSTER_SIZES, *, silhouette: str = "non_noise",
+            optics_param: str = "min_samples") -> list[Config]:
+    """The Table III grid (default: 2 x 4 x 2 x 7 = 112 configurations), every run with the given
+    semantics (defaults: the authors')."""
     for a in algorithms:
         if a not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {a!r}; known: {ALGORITHMS}")
     for t in transforms:
         if t not in TRANSFORMS:
             raise ValueError(f"unknown transform {t!r}; known: {TRANSFORMS}")
-    return [Config(a, t, m, int(k)) for a, t, m, k in product(algorithms, transforms, metrics, min_cluster_sizes)]
+    return [Config(a, t, m, int(k), silhouette, optics_param)
+            for a, t, m, k in product(algorithms, transforms, metrics, min_cluster_sizes)]
 
 
 def transform(X: np.ndarray, name: str) -> np.ndarray:
@@ -99,14 +131,19 @@ def cluster(Xt: np.ndarray, cfg: Config) -> np.ndarray:
     if cfg.algorithm == "optics":
         from sklearn.cluster import OPTICS
 
+        if cfg.optics_param == "min_samples":  # the authors' OPTICS(min_samples=m, metric=metric)
+            return OPTICS(min_samples=cfg.min_cluster_size, metric=cfg.metric, n_jobs=1).fit_predict(Xt)
         return OPTICS(min_cluster_size=cfg.min_cluster_size, metric=cfg.metric, n_jobs=1).fit_predict(Xt)
     raise ValueError(f"unknown algorithm {cfg.algorithm!r}")
 
 
 def evaluate(Xt: np.ndarray, labels: np.ndarray, metric: str, *, silhouette_sample: int | None,
-             rng: np.random.Generator, optimal: float = scoring.OPTIMAL_N_CLUSTERS) -> dict:
+             rng: np.random.Generator, optimal: float = scoring.OPTIMAL_N_CLUSTERS,
+             silhouette: str = "non_noise") -> dict:
+    """The grid table's metrics of one labelling; ``silhouette`` picks the semantics
+    (:func:`schedlab.polaris.scoring.silhouette`)."""
     st = scoring.label_stats(labels)
-    sil = scoring.silhouette_with_noise(Xt, labels, metric, sample_size=silhouette_sample, rng=rng)
+    sil = scoring.silhouette(Xt, labels, metric, semantics=silhouette, sample_size=silhouette_sample, rng=rng)
     db = scoring.davies_bouldin_with_noise(Xt, labels)
     row = {"n_rows": st.n, "n_outliers": st.n_outliers, "n_clusters": st.n_clusters,
            "mean_cluster_size": st.mean_cluster_size, "avg_silhouette": sil, "davies_bouldin_score": db}
@@ -149,7 +186,8 @@ def _compute_one(X, cfg, key, *, seed, silhouette_sample, optics_subsample):
     Xt = transform(X[idx], cfg.transform)
     labels = cluster(Xt, cfg)
     fit_s = time.perf_counter() - t0
-    row = {**asdict(cfg), **evaluate(Xt, labels, cfg.metric, silhouette_sample=silhouette_sample, rng=rng),
+    row = {**asdict(cfg), **evaluate(Xt, labels, cfg.metric, silhouette_sample=silhouette_sample, rng=rng,
+                                     silhouette=cfg.silhouette),
            # wall and CPU time of this thread (BLAS and HDBSCAN run single-threaded here)
            "fit_seconds": fit_s, "seconds": time.perf_counter() - t0, "cpu_seconds": time.thread_time() - c0,
            "key": key,

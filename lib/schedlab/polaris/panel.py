@@ -3,7 +3,8 @@
 Their HDBSCAN and OPTICS grid tables (56 runs each, on their 100,001-row sample) are rescored
 with our ACQUIRES / ``scores_v3`` / CCPM and summarised as Table IV; Table I's per-stratum
 rounding is applied to the paper's stratum sizes; the 800 real rows get a small panel (Hopkins,
-Table II, a reduced grid). The paper's own numbers come in from ``reference/polaris.yaml``
+Table II with its bootstrap spread, a reduced grid, and that grid under the authors' and our earlier
+clustering semantics, :data:`SEMANTICS`). The paper's own numbers come in from ``reference/polaris.yaml``
 (:func:`schedlab.reference.paper_values`), never from literals here.
 
 Examples
@@ -80,13 +81,84 @@ def hopkins_summary(hp: pd.DataFrame) -> pd.DataFrame:
 
 
 def panel_summary(rows: pd.DataFrame, hp: pd.DataFrame, panel: pd.DataFrame, authors: dict[str, pd.Series],
-                  rescored: pd.DataFrame) -> dict:
-    """``real_panel.json``: the panel's best runs, its Hopkins mean and the rescoring check."""
+                  rescored: pd.DataFrame, *, semantics: dict | None = None) -> dict:
+    """``real_panel.json``: the panel's best runs, its Hopkins mean and the rescoring check, plus
+    the ``semantics`` block (:func:`semantics_summary`) when given."""
+    extra = {} if semantics is None else {"semantics": semantics}
     return {"n_rows": int(len(rows)),
             "hopkins_mean": float(hp.hopkins.mean()),
             "best": {a: run_record(grid.best(panel, a), BEST_FIELDS) for a in ALGORITHMS},
             "authors_best_hdbscan_scores_v1_ours": float(authors["hdbscan"].scores_v1_ours),
-            "authors_max_absdiff": float(rescored.filter(like="_absdiff").to_numpy().max())}
+            "authors_max_absdiff": float(rescored.filter(like="_absdiff").to_numpy().max()), **extra}
+
+
+#: the clustering semantics the 800-row panel contrasts (``grid.Config`` fields): the authors'
+#: (the default) and this project's earlier reading, plus the two mixed ones that isolate each choice
+SEMANTICS = {"authors": {"silhouette": "non_noise", "optics_param": "min_samples"},
+             "earlier": {"silhouette": "with_noise", "optics_param": "min_cluster_size"},
+             "authors_silhouette_only": {"silhouette": "non_noise", "optics_param": "min_cluster_size"},
+             "authors_optics_only": {"silhouette": "with_noise", "optics_param": "min_samples"}}
+SEMANTICS_FIELDS = ("semantics", "silhouette", "optics_param", "transform", "metric", "min_cluster_size",
+                    "n_clusters", "n_outliers", "avg_silhouette", "scores_v1")
+
+
+def semantics_grids(X, cache_dir, min_cluster_sizes, *, seed: int = 0, n_jobs: int = 1,
+                    semantics: dict[str, dict[str, str]] | None = None) -> pd.DataFrame:
+    """The panel grid once per semantics (:data:`SEMANTICS`), all rows (no OPTICS subsample, as
+    the authors), one table with a ``semantics`` column. Runs share ``cache_dir`` (the semantics are
+    part of each run's cache key, so the default-semantics panel grid is read back, not rerun)."""
+    frames = []
+    for name, kw in (semantics or SEMANTICS).items():
+        t = grid.run_grid(X, grid.configs(min_cluster_sizes=min_cluster_sizes, **kw), cache_dir, seed=seed,
+                          n_jobs=n_jobs, optics_subsample=None, progress=False)
+        frames.append(t.assign(semantics=name))
+    return pd.concat(frames, ignore_index=True)
+
+
+def semantics_best(grids: pd.DataFrame) -> pd.DataFrame:
+    """Per algorithm and semantics, the configuration ACQUIRES picks, with its silhouette and score."""
+    rows = []
+    for (_, algo), g in grids.groupby(["semantics", "algorithm"], sort=False):
+        if g.scores_v1.notna().any():
+            rows.append({"algorithm": algo, **grid.best(g, algo)[list(SEMANTICS_FIELDS)].to_dict()})
+    return pd.DataFrame(rows)
+
+
+def silhouette_gain(grids: pd.DataFrame) -> pd.DataFrame:
+    """On the same labels (same algorithm, parameters and ``optics_param``), the authors' silhouette
+    minus the with-noise one: min / mean / max over the runs with at least two clusters."""
+    keys = ["algorithm", "transform", "metric", "min_cluster_size", "optics_param"]
+    runs = grids.drop_duplicates(subset=[*keys, "silhouette"])
+    wide = runs.pivot_table(index=keys, columns="silhouette", values="avg_silhouette")
+    wide = wide[wide.min(axis=1) > -1].dropna()  # -1: at most one cluster, both semantics give -1
+    gain = (wide["non_noise"] - wide["with_noise"]).rename("gain")
+    out = gain.groupby(level=["algorithm", "optics_param"]).agg(["min", "mean", "max", "count"])
+    return out.rename(columns={"count": "runs"}).reset_index()
+
+
+def semantics_summary(best: pd.DataFrame, gain: pd.DataFrame) -> dict:
+    """The ``semantics`` block of ``real_panel.json``: best runs of the authors' and the earlier
+    semantics per algorithm, and the HDBSCAN silhouette gain range."""
+    pick = best[best.semantics.isin(["authors", "earlier"])]
+    h = gain[gain.algorithm == "hdbscan"].iloc[0]
+    return {"best": {f"{r.semantics}.{r.algorithm}": run_record(pd.Series(r._asdict()), BEST_FIELDS)
+                     for r in pick.itertuples(index=False)},
+            "hdbscan_silhouette_gain_min": float(h["min"]), "hdbscan_silhouette_gain_max": float(h["max"])}
+
+
+def table2_spread(X, meta, *, repeats: int = 40, rng) -> pd.DataFrame:
+    """Bootstrap standard deviation of each Table II cell on these rows (rows drawn with
+    replacement, ``repeats`` times): the sampling spread behind the tolerance of the
+    ``table2.real800.*`` entries of ``reference/polaris.yaml``. Same shape as
+    :func:`schedlab.polaris.scoring.fixed_label_silhouettes`."""
+    import numpy as np
+
+    X = np.asarray(X, dtype=float)
+    draws = []
+    for _ in range(repeats):
+        idx = rng.choice(len(X), size=len(X), replace=True)
+        draws.append(scoring.fixed_label_silhouettes(X[idx], meta.iloc[idx].reset_index(drop=True)).stack())
+    return pd.concat(draws, axis=1).std(axis=1).unstack()
 
 
 def max_absdiff(rescored: pd.DataFrame) -> dict[str, float]:

@@ -63,16 +63,42 @@ def trace_folder(trace_dir: str | Path, work: Path, n_jobs: int | str, seed: int
     return tdir
 
 
-def ingest_and_join(tdir: Path, work: Path, join: str, memory_limit: str) -> ingest.JoinInfo:
-    """The trace's archives to Parquet, then the ``join`` (faithful / corrected) table."""
-    pq = ingest.ingest_archives(tdir, work / "parquet", progress=False)
+def ingest_and_join(tdir: Path, work: Path, join: str, memory_limit: str, *, verify: bool | None = None,
+                    materialize: bool | None = None) -> ingest.JoinInfo:
+    """The trace's archives to Parquet (one decompression each), then the ``join`` (faithful /
+    authors / corrected).
+
+    faithful and authors joins are first *planned* (``work/plan_<join>.parquet``: per-workload
+    row counts and every row's number, from the key columns only). With ``materialize=None`` a
+    join of at most :data:`schedlab.polaris.ingest.MATERIALIZE_MAX_ROWS` rows is then also
+    written to ``work/joined_<join>.parquet`` (the stand-in explorer reads it) and
+    ``JoinInfo.path`` is that table; a larger one stays a plan, and :func:`draw_sample` /
+    :func:`unseen_jobs` build just the rows they draw (the same rows either way).
+    ``materialize=True`` always writes the table, ``False`` never; corrected is always written.
+
+    A trace folder other than the synthetic ``work/trace`` is taken for the real trace and checked
+    against the upstream sizes and sha256 before use (``verify`` overrides the guess).
+    """
+    if verify is None:
+        verify = Path(tdir).resolve() != (work / "trace").resolve()
+    sums, sizes = ingest.upstream_checksums() if verify else (None, None)
+    pq = ingest.ingest_archives(tdir, work / "parquet", checksums=sums, sizes=sizes, progress=False)
+    if join in ingest.PLANNED_KINDS and materialize is not True:
+        plan = ingest.plan_join(pq, work / f"plan_{join}.parquet", kind=join, memory_limit=memory_limit,
+                                progress=False)
+        if materialize is False or plan.rows > ingest.MATERIALIZE_MAX_ROWS:
+            return plan
     return ingest.join(pq, work / f"joined_{join}.parquet", kind=join, memory_limit=memory_limit, progress=False)
 
 
 def draw_sample(joined: Path, total: int, seed: int, *, keep_zero_strata: bool) -> pd.DataFrame:
-    """Table I's stratified sample of ``joined``, the 17 features NaN-filled with 0."""
-    sample = sampling.stratified_sample(joined, total, np.random.default_rng([seed, 2]),
-                                        on_zero="keep" if keep_zero_strata else "error")
+    """Table I's stratified sample of ``joined`` (a join plan or a materialised join: same seed,
+    same rows), the 17 features NaN-filled with 0."""
+    rng, on_zero = np.random.default_rng([seed, 2]), "keep" if keep_zero_strata else "error"
+    if ingest.is_plan(joined):
+        sample = ingest.sample_plan(joined, total, rng, on_zero=on_zero)
+    else:
+        sample = sampling.stratified_sample(joined, total, rng, on_zero=on_zero)
     sample[list(FEATURES)] = sample[list(FEATURES)].astype(float).fillna(0.0)
     return sample
 
@@ -158,9 +184,13 @@ def heatmap_table(df: pd.DataFrame, columns=HEATMAP_COLUMNS, *, top: int | None)
 def unseen_jobs(joined: Path, sample: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
     """Up to ``n`` rows of ``joined`` outside ``sample``, drawn without replacement, in row order
     (Figure 5's test jobs)."""
+    rng = np.random.default_rng([seed, 5])
+    if ingest.is_plan(joined):
+        n_rows = ingest.read_plan(joined)[1]["rows"]
+        return ingest.build_rows(joined, ingest.unseen_rows(n_rows, sample["row"].to_numpy(), n, rng))
     rows_all = pd.read_parquet(joined, columns=["row"])["row"].to_numpy()
     unseen = np.setdiff1d(rows_all, sample["row"].to_numpy())
-    pick = np.sort(np.random.default_rng([seed, 5]).choice(unseen, size=min(n, unseen.size), replace=False))
+    pick = np.sort(rng.choice(unseen, size=min(n, unseen.size), replace=False))
     con = ingest.connect(progress=False)
     try:
         con.register("pick", pd.DataFrame({"row": pick}))

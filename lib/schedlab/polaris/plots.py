@@ -1,5 +1,5 @@
-"""Figures of the case study: score-vs-parameter (grid), Figure 4 boxplots and heatmaps, SHAP,
-Figure 5.
+"""Figures of the case study: score-vs-parameter (grid), Figure 4 boxplots and heatmaps, per-profile
+silhouettes, SHAP, Figure 5.
 
 Every function returns a matplotlib Figure; ``label`` is printed in the title (``SYNTHETIC`` for
 the labelled stand-in, ``REAL`` for the authors' data), axes carry units (the Alibaba PAI trace's,
@@ -261,6 +261,30 @@ def shap_bar(mean_abs: pd.DataFrame, top: int = 20, *, label: str = ""):
     if mean_abs.shape[1] <= 30:
         ax.legend(fontsize=6, ncol=1 + mean_abs.shape[1] // 16, title="profile", title_fontsize=6,
                   loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def profile_silhouettes(table: pd.DataFrame, *, label: str = "", overall: float | None = None):
+    """Per-profile mean silhouette (:func:`schedlab.polaris.scoring.per_profile_silhouettes`):
+    one bar per profile (x: profile, the outliers group ``-1`` last, in grey) with the share of
+    negative silhouettes printed on each bar, the mean over clustered points dashed (``overall``).
+    Readers compare with the paper's discussion of profiles 8/9, 5/6/11 and 10."""
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.35 * len(table) + 2.5), 3.6))
+    colours = ["0.6" if p < 0 else "C0" for p in table["profile"]]
+    x = np.arange(len(table))
+    ax.bar(x, table["silhouette"], color=colours)
+    for xi, (val, neg) in enumerate(zip(table["silhouette"], table["share_negative"])):
+        ax.annotate(f"{neg:.0%}", (xi, val), xytext=(0, 2 if val >= 0 else -8), textcoords="offset points",
+                    ha="center", fontsize=5)
+    ax.set_xticks(x, [str(int(p)) for p in table["profile"]], fontsize=7)
+    ax.axhline(0, color="k", lw=0.6)
+    if overall is not None:
+        ax.axhline(overall, ls="--", color="C1", label=f"mean over clustered points {overall:.2f}")
+    ax.set_xlabel("profile (cluster label; -1 = outliers group)")
+    ax.set_ylabel("mean silhouette (-1 to 1)")
+    ax.set_title(_title("Per-profile silhouette (number on a bar: share of its points below 0)", label), fontsize=9)
+    _legend_below(fig, ax, ncol=1)
     fig.tight_layout()
     return fig
 

@@ -5,7 +5,31 @@ CSVs, each the single member ``pai_<table>.csv`` of ``pai_<table>.tar.gz``; real
 real machine-spec archive copied unchanged) and per-workload feature distributions fitted on the
 800 real joined rows, but it is not the trace and cannot reproduce the paper's numbers.
 
-Model (each choice is an assumption, stated here once):
+Version ``v2`` (default; each choice is an assumption, stated here once):
+
+* **Jobs from real rows.** A job is a *template* built from the real rows of its workload: a
+  non-``ps`` task alone, or a ``ps`` row paired with the non-``ps`` row nearest in start time
+  (``ps`` tasks never plan GPUs and never run alone). Templates are drawn uniformly: the real rows
+  behave as one row per job (the bert rows' mean ``tasks x instances^2`` is 180, Table I's rows per
+  bert job 199), not as rows drawn from the join. ``inst_num``, ``plan_*``, ``gpu_type`` and
+  ``max_gpu_wrk_mem`` are copied exactly (the real discrete values); start times move by a
+  job-level normal shift (2 % of the real spread), durations and the other sensor columns by
+  log-normal noise scaled to each row's local spread (adaptive kernel bandwidth
+  :data:`BANDWIDTH` x the log distance to the 3rd nearest value in its workload). All instances of
+  a job derive their sensor values from one of its template rows (a real row's sensor values come
+  from any instance of its job), with smaller per-instance noise. ``user`` and ``group`` come
+  with the template (real heavy tail: one user has 566 of the 800 rows); half the groups are fresh.
+* **Strata sized as Table I.** Terminated jobs per workload = Table I rows / expected
+  ``tasks x instances^2`` of its templates; a workload has max(real group-tag jobs, that) jobs, the
+  rest of them Failed/Running/Waiting (nmt: 0.5 % terminate, since its 3 real rows have 16
+  instances). ``rl`` and ``vgg`` (no real rows) use all rows' templates. Jobs without a workload
+  (pooled templates, weight ``instances^-a``) keep the real totals: 69.4 % terminated, 1.195 tasks
+  and about 7.2 instances per job (the last estimated from the instance CSV's size).
+* **Planted job.** The paper's most recurrent job name (:data:`PAPER_TOP_JOB_NAME`) is an ``rl``
+  job whose ``instances^2`` join rows are :data:`PLANTED_JOB_SHARE` of the rl stratum.
+* Validation on held-out real rows: :mod:`schedlab.polaris.realism`.
+
+Version ``v1`` (``version="v1"``, the earlier model, kept for comparison):
 
 * **Jobs.** ``n_jobs`` jobs; status drawn with the real mix (Terminated 69.4 %, Failed 24.3 %,
   Running 6.0 %, Waiting 0.3 %). A job carries a ``workload`` with probability
@@ -26,12 +50,12 @@ Model (each choice is an assumption, stated here once):
   row of its workload (keeps their co-occurrence); with probability ``fresh_group`` the group is a
   new random one. Jobs without workload get users from a Zipf vocabulary of ``n_users`` synthetic
   users. ``plan_gpu == 0`` is written empty, as for real CPU-only tasks.
-* **Machines.** Instances run on machines of the real spec table with the task's ``gpu_type``.
+* **Machines** (both versions). Instances run on machines of the real spec table with the task's
+  ``gpu_type``.
 
-Known bias: the 800 rows are rows of the authors' *joined* table, where a job appears about
-``tasks x instances x sensors`` times, so jobs with many instances are over-represented in the
-calibration (e.g. ``inst_num``); the synthetic faithful join is therefore about twice the real
-one per job (about 75 rows per generated job vs 35 on the real trace). No re-weighting is done.
+Known bias of v1: the 800 rows are rows of the authors' *joined* table; v1 does not model the
+join's ``tasks x instances^2`` multiplicity, so its faithful join is about twice the real one per
+job (about 75 rows per generated job vs 35 on the real trace). No re-weighting is done.
 
 Examples
 --------
@@ -45,6 +69,7 @@ from __future__ import annotations
 import shutil
 import tarfile
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,7 +81,8 @@ from schedlab.progress import bar as progress_bar
 from schedlab import data
 from schedlab.io import atomic_path
 from schedlab.polaris.schema import (JOB_STATUS_COUNTS, REAL_GROUP_TAG_ROWS, REAL_JOB_ROWS, SENSOR_FEATURES,
-                                       TABLES, TRACE_TABLES, WORKLOAD_JOB_COUNTS, WORKLOADS)
+                                       TABLE_I_SIZES, TABLES, TASK_FEATURES, TRACE_TABLES, WORKLOAD_JOB_COUNTS,
+                                       WORKLOADS)
 
 COPULA_COLUMNS: tuple[str, ...] = ("inst_num", "start_time", "duration", "plan_cpu", "plan_mem", "plan_gpu",
                                    *SENSOR_FEATURES)
@@ -123,11 +149,13 @@ class Calibration:
     templates: dict[str, pd.DataFrame]  # per workload: user, group, gpu_type of real rows
     task_names: dict[str, pd.Series]  # per workload: task_name frequencies
     pooled_task_names: pd.Series
-    source: dict[str, str] = field(default_factory=dict)  # which model each workload uses
+    source: dict[str, str] = field(default_factory=dict)  # which model each workload uses (v1)
+    jobs: "JobModel | None" = None  # version v2's job templates
 
 
 def calibrate(rows: pd.DataFrame, *, min_rows: int = 10, shrink: float = 0.1) -> Calibration:
-    """Fit the per-workload models on real joined rows (``calibration.load_calibration_rows()``)."""
+    """Fit both generators' models on real joined rows (``calibration.load_calibration_rows()``):
+    the v1 copulas and the v2 job templates (:func:`fit_job_model`)."""
     missing = [c for c in (*COPULA_COLUMNS, "workload", "user", "group", "task_name", "gpu_type") if c not in rows]
     if missing:
         raise ValueError(f"calibration rows lack columns {missing}")
@@ -149,7 +177,8 @@ def calibrate(rows: pd.DataFrame, *, min_rows: int = 10, shrink: float = 0.1) ->
         sub = rows[sel] if sel.sum() else rows
         templates[w] = sub[["user", "group", "gpu_type"]].reset_index(drop=True)
         names[w] = sub["task_name"].value_counts(normalize=True)
-    return Calibration(copulas, pooled, templates, names, rows["task_name"].value_counts(normalize=True), source)
+    return Calibration(copulas, pooled, templates, names, rows["task_name"].value_counts(normalize=True), source,
+                       fit_job_model(rows))
 
 
 def size_bias_resample(rows: pd.DataFrame, power: float, rng: np.random.Generator) -> pd.DataFrame:
@@ -208,7 +237,7 @@ def _fmt_num(x: np.ndarray, integer: bool = False) -> np.ndarray:
     return text
 
 
-def _generate_chunk(n_jobs: int, cal: Calibration, machines: pd.DataFrame, users: np.ndarray,
+def _generate_chunk_v1(n_jobs: int, cal: Calibration, machines: pd.DataFrame, users: np.ndarray,
                     user_p: np.ndarray, rng: np.random.Generator, *, sensor_jitter: float,
                     fresh_group: float) -> dict[str, pd.DataFrame]:
     wl_share = sum(WORKLOAD_JOB_COUNTS.values()) / REAL_GROUP_TAG_ROWS
@@ -317,34 +346,53 @@ def _generate_chunk(n_jobs: int, cal: Calibration, machines: pd.DataFrame, users
     return tables
 
 
+VERSIONS: tuple[str, ...] = ("v2", "v1")
+
+
 def synthesize(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generator, *,
                calibration: Calibration | None = None, chunk_jobs: int = 50_000, n_users: int = 1_300,
-               sensor_jitter: float = 0.1, fresh_group: float = 0.5, size_bias_power: float = 0.0,
-               progress: bool = True) -> dict[str, int]:
+               sensor_jitter: float | None = None, fresh_group: float = 0.5, size_bias_power: float | None = None,
+               version: str = "v2", progress: bool = True) -> dict[str, int]:
     """Write ``pai_<table>.tar.gz`` for the five trace tables plus the real machine spec into ``out_dir``.
 
     ``n_jobs`` is a job count or a preset name in :data:`SIZES` (``"real"`` = 1,055,501 jobs, the
     real trace's job-table size). Returns the number of rows written per table. Archives are
-    written atomically: an interrupted run leaves no partial archive. ``size_bias_power > 0``
-    calibrates on :func:`size_bias_resample` of the real rows (ignored if ``calibration`` given).
+    written atomically: an interrupted run leaves no partial archive.
+
+    ``version="v2"`` (default) builds jobs from real rows (see :func:`generate_tables`);
+    ``version="v1"`` is the earlier per-workload Gaussian copula, kept for before/after
+    comparisons. ``size_bias_power > 0`` (v1 only) calibrates on :func:`size_bias_resample` of the
+    real rows; v2 corrects the join's size bias by construction and warns if it is given.
+    ``sensor_jitter``: v1, sigma of the instances' log-normal jitter (default 0.1); v2, the job-level
+    noise as a fraction of each column's robust log spread in its workload (default
+    :data:`BANDWIDTH`; instances get half of it).
     """
+    if version not in VERSIONS:
+        raise ValueError(f"unknown generator version {version!r}; known: {list(VERSIONS)}")
     if isinstance(n_jobs, str):
         if n_jobs not in SIZES:
             raise ValueError(f"unknown size preset {n_jobs!r}; known: {sorted(SIZES)}")
         n_jobs = SIZES[n_jobs]
     if n_jobs <= 0:
         raise ValueError(f"n_jobs must be positive, got {n_jobs}")
+    if version == "v2" and size_bias_power:
+        warnings.warn(f"size_bias_power={size_bias_power} applies to version='v1' only; v2 weights its job "
+                      "templates by 1 / instances^2 instead", stacklevel=2)
+    sensor_jitter = (0.1 if version == "v1" else BANDWIDTH) if sensor_jitter is None else sensor_jitter
     if calibration is None:
         from schedlab.polaris.calibration import load_calibration_rows
 
-        calibration = calibrate(size_bias_resample(load_calibration_rows(), size_bias_power,
-                                                   np.random.default_rng([0, 17])))
+        rows = load_calibration_rows()
+        if version == "v1":
+            rows = size_bias_resample(rows, size_bias_power or 0.0, np.random.default_rng([0, 17]))
+        calibration = calibrate(rows)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     machines = _load_machines()
     users = hex_ids(n_users, 12, rng)
     user_p = 1.0 / np.arange(1, n_users + 1) ** 1.1
     user_p /= user_p.sum()
+    plant = planted_top_job_instances(n_jobs)
     counts = dict.fromkeys(TRACE_TABLES, 0)
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".synth-") as tmp:
         csvs = {t: Path(tmp) / f"{t}.csv" for t in TRACE_TABLES}
@@ -354,8 +402,13 @@ def synthesize(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generator,
             with progress_bar(total=n_jobs, unit="job", desc="synthesize", disable=not progress) as bar:
                 while done < n_jobs:
                     m = min(chunk_jobs, n_jobs - done)
-                    tables = _generate_chunk(m, calibration, machines, users, user_p, rng,
-                                             sensor_jitter=sensor_jitter, fresh_group=fresh_group)
+                    if version == "v1":
+                        tables = _generate_chunk_v1(m, calibration, machines, users, user_p, rng,
+                                                    sensor_jitter=sensor_jitter, fresh_group=fresh_group)
+                    else:
+                        tables = _generate_chunk_v2(m, _job_model(calibration), machines, users, user_p, rng,
+                                                    sensor_jitter=sensor_jitter, fresh_group=fresh_group,
+                                                    plant_top_job=plant if done == 0 else 0)
                     for t, df in tables.items():
                         df.to_csv(handles[t], header=False, index=False, lineterminator="\n")
                         counts[t] += len(df)
@@ -371,3 +424,384 @@ def synthesize(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generator,
     with atomic_path(out_dir / "pai_machine_spec.tar.gz") as dest:
         shutil.copyfile(data.require(MACHINE_SPEC), dest)
     return counts
+
+
+def _job_model(calibration: Calibration) -> "JobModel":
+    if calibration.jobs is None:
+        raise ValueError("this Calibration has no v2 job model; build it with synthetic.calibrate(rows)")
+    return calibration.jobs
+
+
+def generate_tables(n_jobs: int, rng: np.random.Generator, *, calibration: Calibration,
+                    version: str = "v2", workload: np.ndarray | None = None, sensor_jitter: float | None = None,
+                    fresh_group: float = 0.5, n_users: int = 1_300) -> dict[str, pd.DataFrame]:
+    """The five trace tables of ``n_jobs`` jobs as in-memory frames (what :func:`synthesize`
+    writes, without archives; no planted job). ``workload`` (v2 only) fixes each job's workload,
+    e.g. to draw many jobs of one stratum for a realism check."""
+    if version not in VERSIONS:
+        raise ValueError(f"unknown generator version {version!r}; known: {list(VERSIONS)}")
+    sensor_jitter = (0.1 if version == "v1" else BANDWIDTH) if sensor_jitter is None else sensor_jitter
+    machines = _load_machines()
+    users = hex_ids(n_users, 12, rng)
+    user_p = 1.0 / np.arange(1, n_users + 1) ** 1.1
+    user_p /= user_p.sum()
+    if version == "v1":
+        if workload is not None:
+            raise ValueError("workload= is supported by version 'v2' only")
+        return _generate_chunk_v1(n_jobs, calibration, machines, users, user_p, rng,
+                                  sensor_jitter=sensor_jitter, fresh_group=fresh_group)
+    return _generate_chunk_v2(n_jobs, _job_model(calibration), machines, users, user_p, rng, workload=workload,
+                              sensor_jitter=sensor_jitter, fresh_group=fresh_group)
+
+
+# --------------------------------------------------------------------------------------------
+# version "v2": jobs -> tasks -> instances built from real rows (the default)
+# --------------------------------------------------------------------------------------------
+
+#: the job name the paper calls the most recurrent one in its sample (Section III-C, SHAP), in
+#: profiles 5 and 6, which it characterises as ``rl`` profiles with low spread
+PAPER_TOP_JOB_NAME = "94b340f2cdedf37303d41bf2"
+#: share of the ``rl`` stratum's faithful-join rows given to the planted job (an assumption: the
+#: paper names the job but not its size)
+PLANTED_JOB_SHARE = 0.25
+#: columns copied from a template row without noise: discrete plan values and the GPU-memory
+#: maximum, which sits on repeated exact values in the real rows
+EXACT: tuple[str, ...] = ("inst_num", "plan_cpu", "plan_mem", "plan_gpu", "max_gpu_wrk_mem")
+NOISY_SENSORS: tuple[str, ...] = tuple(c for c in SENSOR_FEATURES if c != "max_gpu_wrk_mem")
+
+
+#: tasks per job in the real trace (job ⋈ task 1,261,048 rows over 1,055,501 jobs)
+REAL_TASKS_PER_JOB = 1_261_048 / REAL_JOB_ROWS
+#: instances per job in the real trace, estimated: the instance CSV is 1.98 GB at about 260 bytes a
+#: row (24 + 60 + 60 + 60 hex characters, names, times, machine), about 7.6 M rows over 1,055,501 jobs
+REAL_INSTANCES_PER_JOB = 7.2
+
+
+@dataclass
+class JobTemplates:
+    """Job templates built from real rows: a task alone, or a ``ps`` task with a partner task.
+
+    ``first``/``second`` index real rows (``second == -1``: one task); templates are drawn
+    uniformly. ``rows_per_job`` is the expected faithful-join rows of a terminated job
+    (``tasks x instances^2``, instances summed over the job's tasks).
+    """
+
+    first: np.ndarray
+    second: np.ndarray
+    rows_per_job: float
+
+    @property
+    def pair_share(self) -> float:
+        return float(np.mean(self.second >= 0))
+
+
+def _pair_ps_rows(start: np.ndarray, is_ps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pair each ``ps`` row with the non-``ps`` row nearest in start time (unused ones first):
+    a ``ps`` task never runs alone in the trace, and rows of one job start at about the same time.
+    Returns ``(first, second)`` over templates; unpaired non-``ps`` rows are single-task templates."""
+    ps, other = np.flatnonzero(is_ps), np.flatnonzero(~is_ps)
+    if other.size == 0:
+        return other, other
+    used = np.zeros(other.size, dtype=bool)
+    partner = np.empty(ps.size, dtype=np.int64)
+    for k in ps[np.argsort(start[ps], kind="stable")]:
+        gap = np.abs(start[other] - start[k]) + np.where(used, np.inf, 0.0)
+        if np.isinf(gap).all():
+            gap = np.abs(start[other] - start[k])
+        j = int(np.argmin(gap))
+        used[j] = True
+        partner[np.searchsorted(ps, k)] = other[j]
+    alone = other[~used]
+    return np.r_[ps, alone], np.r_[partner, np.full(alone.size, -1)]
+
+
+def _templates(idx: np.ndarray, rows: pd.DataFrame) -> JobTemplates:
+    sub = rows.iloc[idx]
+    first, second = _pair_ps_rows(sub["start_time"].to_numpy(float), (sub["task_name"] == "ps").to_numpy())
+    if first.size == 0:
+        raise ValueError("job templates need at least one non-ps row")
+    inst = sub["inst_num"].to_numpy(float)
+    n_inst = inst[first] + np.where(second >= 0, inst[np.maximum(second, 0)], 0.0)
+    n_tasks = 1.0 + (second >= 0)
+    return JobTemplates(idx[first], np.where(second >= 0, idx[np.maximum(second, 0)], -1),
+                        float(np.mean(n_tasks * n_inst ** 2)))
+
+
+@dataclass
+class JobModel:
+    """Everything version ``v2`` draws from: the real rows and per-workload job templates."""
+
+    values: dict[str, np.ndarray]  # numeric columns of the real rows
+    meta: dict[str, np.ndarray]  # user, group, gpu_type ('' = none), task_name
+    templates: dict[str, JobTemplates]  # per workload; '' = jobs without a workload (pooled)
+    job_share: dict[str, float]  # P(job has workload w)
+    terminated_share: dict[str, float]  # P(Terminated | workload), '' included
+    pair_share_none: float  # P(two tasks) for jobs without a workload
+    start_sd: float
+    none_weights: tuple[np.ndarray, np.ndarray] = (np.ones(0), np.ones(0))  # singles, pairs (no workload)
+    log_sd: dict[str, np.ndarray] = field(default_factory=dict)  # per column: robust sd of log values, per row
+
+
+#: noise of v2's continuous columns, as a fraction of each row's local spread: the log distance
+#: to its :data:`NEIGHBOURS`-th nearest value in the same workload (an adaptive kernel bandwidth:
+#: tight real clusters such as bert's max_mem stay tight, isolated values move more)
+BANDWIDTH = 0.5
+NEIGHBOURS = 3
+
+
+def _local_log_sd(x: np.ndarray) -> np.ndarray:
+    """Per value: log distance to its ``NEIGHBOURS``-th nearest positive value (0 for zeros).
+
+    >>> _local_log_sd(np.array([1.0, 1.0, 1.0, 1.0, 0.0])).tolist()
+    [0.0, 0.0, 0.0, 0.0, 0.0]
+    """
+    out = np.zeros(x.size)
+    pos = np.flatnonzero(x > 0)
+    if pos.size <= NEIGHBOURS:
+        return out
+    lx = np.log(x[pos])
+    d = np.abs(lx[:, None] - lx[None, :])
+    out[pos] = np.sort(d, axis=1)[:, NEIGHBOURS]
+    return out
+
+
+def _log_sd_per_row(rows: pd.DataFrame, cols: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """:func:`_local_log_sd` per column within each workload (``''`` = rows without one)."""
+    key = rows["workload"].fillna("").to_numpy()
+    out = {}
+    for c in cols:
+        x = rows[c].to_numpy(float)
+        sd = np.zeros(x.size)
+        for w in np.unique(key):
+            sel = np.flatnonzero(key == w)
+            sd[sel] = _local_log_sd(x[sel])
+        out[c] = sd
+    return out
+
+
+def fit_job_model(rows: pd.DataFrame) -> JobModel:
+    """Job templates per workload (pooled for workloads without a non-``ps`` real row) and the
+    job and terminated shares that size each workload's faithful-join stratum as Table I.
+
+    A workload needs ``Table I rows / rows_per_job`` terminated jobs; it gets
+    ``max(real group-tag jobs, that)`` jobs, of which that many terminate. Jobs without a
+    workload fill the rest, with the terminated share that keeps the real 69.4 % overall and the
+    two-task share that keeps the real 1.195 tasks per job overall.
+    """
+    rows = rows.reset_index(drop=True)
+    values = {c: rows[c].to_numpy(dtype=float) for c in (*TASK_FEATURES, "duration", *SENSOR_FEATURES)}
+    values["plan_gpu"] = np.nan_to_num(values["plan_gpu"])  # NaN = CPU-only task
+    meta = {"user": rows["user"].astype(str).to_numpy(), "group": rows["group"].astype(str).to_numpy(),
+            "gpu_type": rows["gpu_type"].fillna("").astype(str).to_numpy(),
+            "task_name": rows["task_name"].astype(str).to_numpy()}
+    pooled = _templates(np.arange(len(rows)), rows)
+    templates, job_share, term = {"": pooled}, {}, {}
+    for w in WORKLOADS:
+        idx = np.flatnonzero((rows["workload"] == w).to_numpy())
+        has_other = idx.size > 0 and bool((rows["task_name"].iloc[idx] != "ps").any())
+        templates[w] = _templates(idx, rows) if has_other else pooled
+        need = TABLE_I_SIZES[w] / templates[w].rows_per_job  # terminated jobs for Table I's rows
+        n_w = max(WORKLOAD_JOB_COUNTS[w], need)
+        job_share[w], term[w] = n_w / REAL_GROUP_TAG_ROWS, need / n_w
+    none_share = 1.0 - sum(job_share.values())
+    if none_share <= 0:
+        raise ValueError("Table I strata need more jobs than the trace has; check TABLE_I_SIZES")
+    p_term = JOB_STATUS_COUNTS["Terminated"] / sum(JOB_STATUS_COUNTS.values())
+    term[""] = float(np.clip((p_term - sum(job_share[w] * term[w] for w in WORKLOADS)) / none_share, 0, 1))
+    extra = REAL_TASKS_PER_JOB - 1 - sum(job_share[w] * templates[w].pair_share for w in WORKLOADS)
+    model = JobModel(values, meta, templates, job_share, term, float(np.clip(extra / none_share, 0, 1)),
+                     float(np.std(values["start_time"])))
+    model.none_weights = _none_weights(model, none_share)
+    model.log_sd = _log_sd_per_row(rows, (*NOISY_SENSORS, "duration"))
+    return model
+
+
+def _job_instances(tpl: JobTemplates, inst: np.ndarray) -> np.ndarray:
+    return inst[tpl.first] + np.where(tpl.second >= 0, inst[np.maximum(tpl.second, 0)], 0.0)
+
+
+def _none_weights(model: JobModel, none_share: float) -> tuple[np.ndarray, np.ndarray]:
+    """Template weights ``instances ** -a`` for jobs without a workload (which never reach the
+    join), ``a`` in [0, 3] chosen by bisection so that instances per job match
+    :data:`REAL_INSTANCES_PER_JOB` overall."""
+    inst = model.values["inst_num"]
+    wl_inst = sum(model.job_share[w] * _job_instances(model.templates[w], inst).mean() for w in WORKLOADS)
+    tpl = model.templates[""]
+    n_inst = _job_instances(tpl, inst)
+    pair = tpl.second >= 0
+
+    def weights(a: float) -> tuple[np.ndarray, np.ndarray]:
+        ws, wp = n_inst[~pair] ** -a, n_inst[pair] ** -a
+        return ws / ws.sum(), wp / wp.sum()
+
+    def mean_inst(a: float) -> float:
+        ws, wp = weights(a)
+        q = model.pair_share_none
+        return wl_inst + none_share * ((1 - q) * ws @ n_inst[~pair] + q * wp @ n_inst[pair])
+
+    lo, hi = 0.0, 3.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if mean_inst(mid) > REAL_INSTANCES_PER_JOB else (lo, mid)
+    return weights(hi)
+
+
+def _job_status(workload: np.ndarray, model: JobModel, rng: np.random.Generator) -> np.ndarray:
+    """Terminated with the workload's share; other jobs Failed / Running / Waiting in the real
+    proportions."""
+    p_term = np.array([model.terminated_share[w] for w in workload])
+    other = [s for s in JOB_STATUS_COUNTS if s != "Terminated"]
+    op = np.array([JOB_STATUS_COUNTS[s] for s in other], float)
+    status = _choice(other, op / op.sum(), workload.size, rng).astype(object)
+    status[rng.random(workload.size) < p_term] = "Terminated"
+    return status
+
+
+def _draw_templates(workload: np.ndarray, model: JobModel, rng: np.random.Generator,
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(first, second) real-row indices per job: templates of the job's workload drawn
+    uniformly; jobs without a workload take a pair with :attr:`JobModel.pair_share_none`, and
+    templates with :attr:`JobModel.none_weights`."""
+    first = np.empty(workload.size, dtype=np.int64)
+    second = np.empty(workload.size, dtype=np.int64)
+    for w in sorted(set(workload)):
+        idx = np.flatnonzero(workload == w)
+        tpl = model.templates[w]
+        if w:
+            k = rng.integers(0, tpl.first.size, idx.size)
+        else:
+            pairs, singles = np.flatnonzero(tpl.second >= 0), np.flatnonzero(tpl.second < 0)
+            pick_pair = rng.random(idx.size) < model.pair_share_none
+            ws, wp = model.none_weights
+            k = np.where(pick_pair, pairs[rng.choice(pairs.size, idx.size, p=wp)],
+                         singles[rng.choice(singles.size, idx.size, p=ws)])
+        first[idx], second[idx] = tpl.first[k], tpl.second[k]
+    return first, second
+
+
+def _generate_chunk_v2(n_jobs: int, model: JobModel, machines: pd.DataFrame, users: np.ndarray,
+                       user_p: np.ndarray, rng: np.random.Generator, *, workload: np.ndarray | None = None,
+                       sensor_jitter: float, fresh_group: float, plant_top_job: int = 0,
+                       ) -> dict[str, pd.DataFrame]:
+    """One chunk of jobs of version ``v2``; ``workload`` forces the jobs' workloads (realism
+    checks), ``plant_top_job > 0`` makes the first job the paper's top job with that many instances."""
+    if workload is None:
+        names = ["", *WORKLOADS]
+        p = np.array([1.0 - sum(model.job_share.values()), *(model.job_share[w] for w in WORKLOADS)])
+        workload = _choice(names, p, n_jobs, rng)
+    workload = np.asarray(workload, dtype=object)
+    status = _job_status(workload, model, rng)
+    first, second = _draw_templates(workload, model, rng)
+    job_name, inst_id = hex_ids(n_jobs, 24, rng), hex_ids(n_jobs, 60, rng)
+    if plant_top_job:
+        workload[0], status[0], second[0], job_name[0] = "rl", "Terminated", -1, PAPER_TOP_JOB_NAME
+        nonps = np.flatnonzero(model.meta["task_name"] != "ps")
+        first[0] = nonps[rng.integers(0, nonps.size)]
+    meta = model.meta
+    user = _choice(users, user_p, n_jobs, rng).astype(object)
+    group = hex_ids(n_jobs, 32, rng).astype(object)
+    wl = workload != ""
+    user[wl] = meta["user"][first[wl]]
+    keep = wl & (rng.random(n_jobs) >= fresh_group)
+    group[keep] = meta["group"][first[keep]]
+
+    # tasks: the template's one or two rows
+    two = second >= 0
+    t_job = np.r_[np.arange(n_jobs), np.flatnonzero(two)]
+    t_row = np.r_[first, second[two]]
+    order = np.argsort(t_job, kind="stable")
+    t_job, t_row = t_job[order], t_row[order]
+    v = model.values
+    inst_num = v["inst_num"][t_row].astype(np.int64)
+    if plant_top_job:
+        inst_num[t_job == 0] = plant_top_job
+    shift = rng.normal(0.0, 0.02 * model.start_sd, n_jobs)  # job-level: tasks of a job move together
+    start = np.round(v["start_time"][t_row] + shift[t_job])
+    dur_sd = BANDWIDTH * model.log_sd["duration"][t_row]
+    duration = np.maximum(1, np.round(v["duration"][t_row] * np.exp(rng.normal(0, 1, t_job.size) * dur_sd)))
+    end = start + duration
+    plan_gpu = np.where(v["plan_gpu"][t_row] > 0, v["plan_gpu"][t_row], np.nan)
+    gpu_type = np.where(np.isnan(plan_gpu), "", meta["gpu_type"][t_row])
+    gpu_type = np.where((gpu_type == "") & ~np.isnan(plan_gpu), "MISC", gpu_type)
+    t_name = meta["task_name"][t_row].astype(object)
+    t_status = status[t_job]
+    t_start = np.where(t_status == "Waiting", np.nan, start)
+    t_end = np.where(np.isin(t_status, ["Waiting", "Running"]), np.nan, end)
+    job_start = pd.Series(t_start).groupby(t_job).min().reindex(range(n_jobs)).to_numpy()
+    job_end = pd.Series(t_end).groupby(t_job).max().reindex(range(n_jobs)).to_numpy()
+
+    # instances (none for waiting jobs), one sensor row each. A real row's sensor values come from
+    # any instance of its job (the join is on the job id), so a job's instances all derive from one
+    # of its template rows (drawn uniformly per job: each template row keeps its share of the
+    # join's sensor values) times a job-level and a smaller instance-level log-normal factor
+    n_inst = np.where(t_status == "Waiting", 0, inst_num)
+    i_task = np.repeat(np.arange(t_job.size), n_inst)
+    i_job = t_job[i_task]
+    sensor_row = np.where((second >= 0) & (rng.random(n_jobs) < 0.5), second, first)[i_job]
+    z_job = rng.normal(0.0, 1.0, (n_jobs, len(NOISY_SENSORS)))
+    z_inst = rng.normal(0.0, 0.5, (i_task.size, len(NOISY_SENSORS)))
+    sens = {}
+    for k, c in enumerate(NOISY_SENSORS):
+        sd = sensor_jitter * model.log_sd[c][sensor_row]
+        sens[c] = v[c][sensor_row] * np.exp((z_job[i_job, k] + z_inst[:, k]) * sd)
+    sens["max_gpu_wrk_mem"] = v["max_gpu_wrk_mem"][sensor_row]
+    sens["max_mem"] = np.maximum(sens["max_mem"], sens["avg_mem"])
+    has_max = sens["max_gpu_wrk_mem"] > 0
+    sens["avg_gpu_wrk_mem"] = np.where(has_max, np.minimum(sens["avg_gpu_wrk_mem"], sens["max_gpu_wrk_mem"]),
+                                       sens["avg_gpu_wrk_mem"])
+    m_idx = _machines_for(gpu_type[i_task], machines, rng)
+    machine = machines["machine"].to_numpy()[m_idx]
+    cap_gpu = machines["cap_gpu"].to_numpy()[m_idx].astype(int)
+    worker_name, inst_name = hex_ids(i_task.size, 60, rng), hex_ids(i_task.size, 60, rng)
+    i_start = t_start[i_task] + rng.integers(0, 30, i_task.size)
+    gpu_name = np.where(cap_gpu > 0, np.char.add("/dev/nvidia", (rng.integers(0, 1 << 30, i_task.size)
+                                                                 % np.maximum(cap_gpu, 1)).astype(str)), "")
+    tables = {
+        "pai_job_table": pd.DataFrame({"job_name": job_name, "inst_id": inst_id, "user": user, "status": status,
+                                       "start_time": _fmt_num(job_start, True), "end_time": _fmt_num(job_end, True)}),
+        "pai_task_table": pd.DataFrame({
+            "job_name": job_name[t_job], "task_name": t_name, "inst_num": inst_num, "status": t_status,
+            "start_time": _fmt_num(t_start, True), "end_time": _fmt_num(t_end, True),
+            "plan_cpu": _fmt_num(v["plan_cpu"][t_row]), "plan_mem": _fmt_num(v["plan_mem"][t_row]),
+            "plan_gpu": _fmt_num(plan_gpu), "gpu_type": gpu_type}),
+        "pai_instance_table": pd.DataFrame({
+            "job_name": job_name[i_job], "task_name": t_name[i_task], "inst_name": inst_name,
+            "worker_name": worker_name, "inst_id": inst_id[i_job], "status": t_status[i_task],
+            "start_time": _fmt_num(i_start, True), "end_time": _fmt_num(t_end[i_task], True), "machine": machine}),
+        "pai_sensor_table": pd.DataFrame({
+            "job_name": job_name[i_job], "task_name": t_name[i_task], "worker_name": worker_name,
+            "inst_id": inst_id[i_job], "machine": machine, "gpu_name": gpu_name,
+            **{c: sens[c] for c in SENSOR_FEATURES}}),
+    }
+    tagged = rng.random(n_jobs) < REAL_GROUP_TAG_ROWS / REAL_JOB_ROWS
+    tagged[0] |= bool(plant_top_job)
+    tables["pai_group_tag_table"] = pd.DataFrame({
+        "inst_id": inst_id[tagged], "user": user[tagged], "gpu_type_spec": "", "group": group[tagged],
+        "workload": workload[tagged]})
+    for name, df in tables.items():
+        assert tuple(df.columns) == TABLES[name], name
+    return tables
+
+
+def _machines_for(gpu_type: np.ndarray, machines: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
+    """A machine of the spec table with the task's GPU type for every instance (any machine for
+    CPU-only tasks or types the spec lacks)."""
+    m_idx = np.empty(gpu_type.size, dtype=np.int64)
+    for g in sorted(set(gpu_type)):
+        sel = np.flatnonzero(gpu_type == g)
+        pool = np.flatnonzero(machines["gpu_type"].to_numpy() == g) if g else np.arange(len(machines))
+        if pool.size == 0:
+            pool = np.arange(len(machines))
+        m_idx[sel] = pool[rng.integers(0, pool.size, sel.size)]
+    return m_idx
+
+
+def planted_top_job_instances(n_jobs: int) -> int:
+    """Instances of the planted top job: ``instances^2`` faithful-join rows make
+    :data:`PLANTED_JOB_SHARE` of the ``rl`` stratum's Table I rows at this scale (0: too small to plant).
+
+    >>> planted_top_job_instances(REAL_JOB_ROWS)
+    461
+    """
+    rows = PLANTED_JOB_SHARE * TABLE_I_SIZES["rl"] * n_jobs / REAL_JOB_ROWS
+    return int(round(np.sqrt(rows))) if rows >= 4 else 0

@@ -1,0 +1,208 @@
+"""How far the synthetic PAI stand-in is from real rows it was not calibrated on.
+
+The 800 real joined rows (:func:`schedlab.polaris.calibration.load_calibration_rows`) are split
+into ``k`` folds, stratified by workload. For each fold the generator is calibrated on the other
+``k - 1`` folds, generates jobs, and one row is drawn per terminated synthetic job of a workload
+(a random terminated task of the job with a random sensor row of the job, as a row of the authors'
+faithful join). The held-out real rows of all folds are then compared with the synthetic rows,
+per workload with at least ``min_rows`` real rows:
+
+* per feature, a Kolmogorov-Smirnov test of the real rows against their own fold's synthetic
+  rows (``synth_factor`` synthetic rows per real row; see :func:`realism_table`);
+* a classifier two-sample test per fold: gradient-boosted trees (scikit-learn
+  ``HistGradientBoostingClassifier``) told real from synthetic rows on a balanced sample,
+  scored by the area under the ROC curve of out-of-fold predictions (stratified 5-fold
+  cross-validation), averaged over the folds. 0.5 = indistinguishable, 1 = fully separable.
+
+Why one row per job: the real rows behave like draws of jobs, not of joined rows. The mean of
+``tasks x instances^2`` over the bert rows (180) matches Table I's rows per bert job
+(10,940,142 / 54,887 = 199), whereas rows drawn uniformly from the join would over-represent
+many-instance jobs by that same factor.
+
+Examples
+--------
+>>> from schedlab.polaris.calibration import load_calibration_rows   # doctest: +SKIP
+>>> table = realism_table(load_calibration_rows(), 5, np.random.default_rng(0))  # doctest: +SKIP
+>>> table[["version", "workload", "n_real", "auc", "ks_max", "ks_fail"]]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from threadpoolctl import threadpool_limits
+
+from schedlab.polaris import synthetic
+from schedlab.polaris.calibration import add_features
+from schedlab.polaris.schema import FEATURES, TABLES, WORKLOADS
+
+#: p-value below which a feature's KS test counts as failed in ``ks_fail``
+KS_ALPHA = 0.01
+
+
+def fold_labels(workload: pd.Series, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Fold number 0..k-1 per row, stratified: each workload's rows are shuffled and dealt in turn.
+
+    >>> fold_labels(pd.Series(["a"] * 4 + ["b"] * 2), 2, np.random.default_rng(0)).tolist().count(0)
+    3
+    """
+    if k < 2:
+        raise ValueError(f"need k >= 2 folds, got {k}")
+    folds = np.empty(len(workload), dtype=np.int64)
+    for _, idx in sorted(workload.fillna("").reset_index(drop=True).groupby(
+            workload.fillna("").to_numpy()).indices.items()):
+        folds[idx[rng.permutation(idx.size)]] = np.arange(idx.size) % k
+    return folds
+
+
+def _numeric(df: pd.DataFrame, cols) -> pd.DataFrame:
+    out = df.copy()
+    for c in cols:
+        out[c] = pd.to_numeric(out[c], errors="coerce")  # empty field = NaN, as the trace's
+    return out
+
+
+def one_row_per_job(tables: dict[str, pd.DataFrame], rng: np.random.Generator) -> pd.DataFrame:
+    """One faithful-join row per terminated job with a workload: a random terminated task of the
+    job and a random sensor row of the job (``inst_id``), with the 17 features and ``workload``."""
+    job, tag = tables["pai_job_table"], tables["pai_group_tag_table"]
+    task = _numeric(tables["pai_task_table"], ("inst_num", "start_time", "end_time", "plan_cpu", "plan_mem",
+                                               "plan_gpu"))
+    sens = _numeric(tables["pai_sensor_table"], TABLES["pai_sensor_table"][6:])
+    task = task[task["status"] == "Terminated"]
+    task = task.iloc[rng.permutation(len(task))].drop_duplicates("job_name")
+    sens = sens.iloc[rng.permutation(len(sens))].drop_duplicates("inst_id")
+    tag = tag[tag["workload"].astype(str) != ""].drop_duplicates("inst_id")
+    rows = (task.merge(job[["job_name", "inst_id"]], on="job_name")
+            .merge(tag[["inst_id", "workload"]], on="inst_id")
+            .merge(sens.drop(columns=["job_name", "task_name", "machine"]), on="inst_id"))
+    rows = add_features(rows).sort_values("job_name", kind="stable").reset_index(drop=True)
+    return rows[["workload", *FEATURES]]
+
+
+def synthetic_rows(train: pd.DataFrame, wanted: dict[str, int], version: str, rng: np.random.Generator, *,
+                   v1_jobs: int = 30_000) -> pd.DataFrame:
+    """At most ``wanted[w]`` one-per-job synthetic rows per workload from a generator calibrated on
+    ``train``. Version ``v2`` generates jobs of exactly these workloads; ``v1`` (workloads drawn
+    at the real job shares) generates ``v1_jobs`` jobs and keeps what it gets."""
+    cal = synthetic.calibrate(train)
+    if version == "v1":
+        rows = one_row_per_job(synthetic.generate_tables(v1_jobs, rng, calibration=cal, version="v1"), rng)
+    else:
+        share = cal.jobs.terminated_share
+        # enough jobs that about 1.5 x wanted of them terminate (+ 20 for small shares' noise)
+        n = {w: int(np.ceil((1.5 * m + 20) / share[w])) for w, m in wanted.items() if m > 0}
+        workload = np.concatenate([np.full(c, w, dtype=object) for w, c in sorted(n.items())])
+        rows = one_row_per_job(synthetic.generate_tables(workload.size, rng, calibration=cal, workload=workload), rng)
+    parts = [rows[rows["workload"] == w].head(m) for w, m in sorted(wanted.items())]
+    return pd.concat(parts, ignore_index=True)
+
+
+def classifier_auc(real: np.ndarray, synth: np.ndarray, rng: np.random.Generator, *, cv: int = 5) -> float:
+    """Out-of-fold ROC AUC of gradient-boosted trees telling ``real`` from ``synth`` rows
+    (balanced: ``synth`` is cut to ``len(real)`` rows; leaf size ``n_rows / 20`` within [3, 20])."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    n = min(len(real), len(synth))
+    if n < 2 * cv:
+        raise ValueError(f"classifier AUC needs at least {2 * cv} rows of each kind, got {n}")
+    X = np.vstack([real[:n], synth[:n]])
+    y = np.r_[np.ones(n), np.zeros(n)]
+    seed = int(rng.integers(0, 2**31 - 1))
+    # leaves of >= 20 rows (the default) leave a fold of 17 + 17 inception rows without a single
+    # split, i.e. constant predictions; scale the leaf size with the data instead
+    leaf = int(np.clip(len(X) // 20, 3, 20))
+    clf = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05, min_samples_leaf=leaf,
+                                         random_state=seed)
+    folds = StratifiedKFold(cv, shuffle=True, random_state=seed)
+    with threadpool_limits(1, user_api="openmp"):  # small fits: threads only contend on a shared machine
+        p = cross_val_predict(clf, X, y, cv=folds, method="predict_proba")[:, 1]
+    return float(roc_auc_score(y, p))
+
+
+def realism_table(rows: pd.DataFrame, k: int, rng: np.random.Generator, *, versions: tuple[str, ...] = ("v2",),
+                  min_rows: int = 20, synth_factor: int = 10, v1_jobs: int = 30_000) -> pd.DataFrame:
+    """KS per feature and classifier AUC per workload (and ``all`` = those workloads pooled in
+    their real proportions), synthetic vs held-out real rows, for each generator version.
+
+    Every comparison stays within a fold: fold ``f``'s real rows are compared only with rows of
+    the generator calibrated without them (pooling synthetic rows across folds would compare real
+    rows with noisy copies of themselves, made by the other folds' generators). Per fold, the AUC
+    of :func:`classifier_auc`; ``auc`` is their mean weighted by real rows, ``auc_sd`` their
+    spread. KS: each real row's randomised probability-integral transform under its own fold's
+    synthetic sample, pooled over folds and tested against Uniform(0, 1) (``ks_<feature>``,
+    ``p_<feature>``); ``ks_max`` is the largest statistic, ``ks_fail`` the number of features
+    with p < :data:`KS_ALPHA`.
+    """
+    rows = rows.reset_index(drop=True)
+    counts = rows["workload"].value_counts()
+    kept = sorted(w for w in WORKLOADS if counts.get(w, 0) >= min_rows)
+    if not kept:
+        raise ValueError(f"no workload has {min_rows} real rows; lower min_rows")
+    folds = fold_labels(rows["workload"], k, rng)
+    real = rows[rows["workload"].isin(kept)].assign(fold=folds[rows["workload"].isin(kept).to_numpy()])
+    synth = {}
+    for version in versions:
+        for f in range(k):
+            wanted = {w: synth_factor * int(((real["fold"] == f) & (real["workload"] == w)).sum()) for w in kept}
+            synth[version, f] = synthetic_rows(rows[folds != f], wanted, version, rng, v1_jobs=v1_jobs)
+    out = []
+    for version in versions:
+        for w in [*kept, "all"]:
+            pairs = []
+            for f in range(k):
+                r, s = real[real["fold"] == f], synth[version, f]
+                if w != "all":
+                    r, s = r[r["workload"] == w], s[s["workload"] == w]
+                pairs.append((r, _like(r, s, synth_factor)))
+            out.append(_compare(version, w, pairs, rng))
+    return pd.DataFrame(out)
+
+
+def _like(real: pd.DataFrame, synth: pd.DataFrame, factor: int) -> pd.DataFrame:
+    """Synthetic rows in the real rows' workload proportions (``factor`` per real row), interleaved
+    so that the first ``len(real)`` are a balanced sample."""
+    parts = []
+    for w, grp in real.groupby("workload"):
+        s = synth[synth["workload"] == w].head(factor * len(grp))
+        if len(s) < len(grp):
+            raise ValueError(f"only {len(s)} synthetic {w} rows for {len(grp)} real ones; raise v1_jobs")
+        parts.append(s.assign(_rank=np.arange(len(s)) // len(grp)))
+    return pd.concat(parts).sort_values("_rank", kind="stable").drop(columns="_rank")
+
+
+def randomised_pit(x: np.ndarray, reference: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``F(x-) + V (F(x) - F(x-))``, ``F`` the empirical CDF of ``reference``, ``V`` uniform: uniform
+    on (0, 1) when ``x`` comes from ``reference``'s distribution, ties included.
+
+    >>> u = randomised_pit(np.array([1.0, 1.0]), np.array([1.0, 1.0]), np.random.default_rng(0))
+    >>> bool(((u > 0) & (u < 1)).all())
+    True
+    """
+    ref = np.sort(reference)
+    lo = np.searchsorted(ref, x, side="left") / ref.size
+    hi = np.searchsorted(ref, x, side="right") / ref.size
+    return lo + rng.random(x.size) * (hi - lo)
+
+
+def _compare(version: str, workload: str, pairs: list[tuple[pd.DataFrame, pd.DataFrame]],
+             rng: np.random.Generator) -> dict:
+    feats = list(FEATURES)
+    aucs = np.array([classifier_auc(r[feats].to_numpy(float)[rng.permutation(len(r))], s[feats].to_numpy(float),
+                                    rng) for r, s in pairs])
+    n = np.array([len(r) for r, _ in pairs], float)
+    ks = {}
+    for c in feats:
+        u = np.concatenate([randomised_pit(r[c].to_numpy(float), s[c].to_numpy(float), rng) for r, s in pairs])
+        ks[c] = stats.kstest(u, "uniform")
+    row = {"version": version, "workload": workload, "n_real": int(n.sum()),
+           "n_synth": int(sum(len(s) for _, s in pairs)), "auc": float(np.average(aucs, weights=n)),
+           "auc_sd": float(aucs.std(ddof=1)) if len(aucs) > 1 else float("nan"),
+           "ks_max": max(t.statistic for t in ks.values()),
+           "ks_fail": sum(t.pvalue < KS_ALPHA for t in ks.values())}
+    row.update({f"ks_{c}": ks[c].statistic for c in feats})
+    row.update({f"p_{c}": ks[c].pvalue for c in feats})
+    return row
