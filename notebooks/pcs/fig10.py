@@ -60,18 +60,23 @@ f10
 
 # %%
 paper10 = paper_values("pcs", "fig10.")  # reference/pcs.yaml
-fig = plots.fig10(f10, paper10["fig10.pcs_jct_vs_afs.p_error_40"])
+paper10a = plots.fig10a_paper_curves(paper_values("pcs", "fig10a."))  # the authors' fig10_error_analysis_*.txt
+fig = plots.fig10(f10, paper10["fig10.pcs_jct_vs_afs.p_error_40"], paper10a)
 out.savefig(fig, "fig10")
 
 # %% [markdown]
 # ## Paper vs ours
 #
-# The paper prints one number for this figure (PCS within 1.05× of AFS); its workload is not
-# identified, so the comparison is of shapes.
+# The paper prints one number for this figure (PCS within 1.05× of AFS); the authors' Fig. 10a
+# summaries (`fig10a.*`: avg Pred_err of AFS, FIFO and PCS at each size error) are shown next to
+# ours. Their workload is not identified, so the comparison is of shapes (only FIFO's 0 % at no
+# error is asserted: it holds on any workload).
 
 # %%
 cmp10 = plots.paper_vs_ours(out.root, ["fig10."])
 display(cmp10.drop(columns="quantity").round(3))
+cmp10a = plots.paper_vs_ours(out.root, ["fig10a."])
+display(cmp10a.drop(columns="quantity").round(3))
 pcs, fifo = f10[f10.policy == "PCS-JCT"].set_index("p_error"), f10[f10.policy == "FIFO"].set_index("p_error")
 lo, hi = min(errors), max(errors)
 trend = lambda d: "grows" if d[hi] > d[lo] else "does not grow"  # noqa: E731
@@ -79,7 +84,9 @@ Markdown(f"""
 * **Avg Pred_err vs size error** (paper: PCS follows FIFO's trend): PCS-JCT {trend(pcs.avg_pred_error)}, from {pcs.avg_pred_error[lo]:.1f} % to
   {pcs.avg_pred_error[hi]:.1f} % ({pcs.avg_pred_error[hi] - pcs.avg_pred_error[lo]:+.1f} points), FIFO from
   {fifo.avg_pred_error[lo]:.1f} % to {fifo.avg_pred_error[hi]:.1f} % ({fifo.avg_pred_error[hi] - fifo.avg_pred_error[lo]:+.1f}
-  points; it {trend(fifo.avg_pred_error)}) as p goes from {lo} % to {hi} %.
+  points; it {trend(fifo.avg_pred_error)}) as p goes from {lo} % to {hi} %. The authors' run (its own workload):
+  PCS {paper10a['PCS-JCT'][lo]:.1f} % to {paper10a['PCS-JCT'][hi]:.1f} %, FIFO {paper10a['FIFO'][lo]:.1f} % to
+  {paper10a['FIFO'][hi]:.1f} %.
 * **Avg JCT:** PCS-JCT / AFS stays between {pcs.jct_vs_afs.min():.3f}× and {pcs.jct_vs_afs.max():.3f}× over all
   errors (spread {pcs.jct_vs_afs.max() - pcs.jct_vs_afs.min():.3f}: the paper's "limited impact on performance"
   is about this spread); our level is {pcs.jct_vs_afs[hi]:.2f}× against the paper's {paper10['fig10.pcs_jct_vs_afs.p_error_40']:g}×

@@ -46,15 +46,18 @@ def pcs() -> None:
 @click.option("--p-error", default=None, type=click.FloatRange(min=0, max=100, max_open=True),
               help="Job-size estimation error in percent, 0 <= p < 100 (with --predict): each job's size "
                    "estimate is its size times U(1 - p/100, 1 + p/100).")
+@click.option("--predict-sample", default=None, type=click.IntRange(min=1),
+              help="With --predict: predict each arrival with probability min(N / jobs, 1), the "
+                   "authors' subset on long traces (their N: 5000); default: every arrival.")
 @click.option("--seed", default=0, show_default=True, type=int,
-              help="Seed of the p-error generator (and of the randomised AFS with --trace).")
+              help="Seed of the p-error and --predict-sample draws (and of the randomised AFS with --trace).")
 @click.option("--engine", type=click.Choice(["auto", "fast", "reference"]), default="auto", show_default=True,
               help="auto: the compiled engine when the policy has a kernel, else the reference engine "
                    "(with a one-line notice).")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Per-job CSV to write.")
 def pcs_simulate(trace_path, workload_name, num_apps, workload_seed, load, service_cdf, draw_order, policy,
-                 afs_variant, themis_lease, themis_variant, config, gpus, num_jobs, predict, p_error, seed,
-                 engine, out):
+                 afs_variant, themis_lease, themis_variant, config, gpus, num_jobs, predict, p_error,
+                 predict_sample, seed, engine, out):
     """Simulate a trace or a generated workload; write one row per job (times in seconds since the
     first arrival).
 
@@ -108,7 +111,7 @@ def pcs_simulate(trace_path, workload_name, num_apps, workload_seed, load, servi
             engine = choose_engine(pol, notify=lambda msg: click.echo(msg, err=True))
         t0 = time.perf_counter()
         df = simulate(w, pol, gpus, predict=predict, p_error=p_error,
-                      rng=np.random.default_rng(seed), engine=engine)
+                      rng=np.random.default_rng(seed), predict_sample=predict_sample, engine=engine)
         dt = time.perf_counter() - t0
     except (ConfigError, TraceError, SimulationError, ValueError, TypeError) as exc:
         raise click.ClickException(str(exc)) from None

@@ -428,14 +428,48 @@ def _themis_keys(t, act, pool, lo, m, residual, F, I, rows, gpus, speedup, keys)
 
 
 @njit(cache=True)
+def _insertion_sort_desc(pool, keys, lo, m, budget):
+    """Stable descending insertion sort of ``pool[lo:m]`` by ``keys``, in place, giving up
+    after ``budget`` element moves (returns False: the caller then sorts its saved copy)."""
+    moves = 0
+    for a in range(lo + 1, m):
+        k = keys[a]
+        if not (keys[a - 1] < k):  # already in place (NaN keys: see the caller's check)
+            continue
+        v = pool[a]
+        b = a - 1
+        while b >= lo and keys[b] < k:
+            keys[b + 1] = keys[b]
+            pool[b + 1] = pool[b]
+            b -= 1
+            moves += 1
+        keys[b + 1] = k
+        pool[b + 1] = v
+        if moves > budget:
+            return False
+    return True
+
+
+@njit(cache=True)
 def _themis_sort(act, pool, lo, m, I, keys, sufmax):
-    # stable descending sort of pool[lo:m] (Python's sorted(reverse=True) keeps ties)
-    order = np.argsort(-keys[lo:m], kind="mergesort")
+    # stable descending sort of pool[lo:m] (Python's sorted(reverse=True) keeps ties).
+    # A stable sort's result is unique, so an insertion sort (cheap when the pool is nearly
+    # in order, as after a re-key of a few jobs) gives the mergesort's exact order; past a
+    # move budget it stops and the mergesort runs on the untouched copy.
     seg = pool[lo:m].copy()
     kseg = keys[lo:m].copy()
-    for q in range(m - lo):
-        pool[lo + q] = seg[order[q]]
-        keys[lo + q] = kseg[order[q]]
+    finite = True
+    for q in range(lo, m):
+        if not np.isfinite(keys[q]):
+            finite = False
+            break
+    if finite and _insertion_sort_desc(pool, keys, lo, m, 4 * (m - lo) + 64):
+        pass
+    else:
+        order = np.argsort(-kseg, kind="mergesort")
+        for q in range(m - lo):
+            pool[lo + q] = seg[order[q]]
+            keys[lo + q] = kseg[order[q]]
     mx = 0
     for q in range(m - 1, lo - 1, -1):
         d = I[DEM, act[pool[q]]]
@@ -642,6 +676,133 @@ def _replay(t, act, n, F, I, rows, target, pcode, speedup, true_size, leases, gp
 
 
 @njit(cache=True)
+def _fifo_window_ok(act, n, F, I):
+    """Whether :func:`_replay_fifo` applies to the active jobs ``act[:n]``.
+
+    It needs the FIFO invariants: every job demands a GPU, the allocated jobs form a prefix
+    of the active list and no job beyond that prefix has an estimated remaining size of 0
+    (the generic replay would complete such a queued job at once).
+    """
+    q = 0
+    while q < n and F[ALLOC, act[q]] > 0:
+        q += 1
+    for k in range(n):
+        i = act[k]
+        if I[DEM, i] <= 0:
+            return False
+        if k >= q and (F[ALLOC, i] > 0 or F[EREM, i] == 0):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _replay_fifo(t, act, n, F, I, rows, target, gpus, counters):
+    """:func:`_replay` for FIFO without a quantum, in O(events x running jobs).
+
+    In a FIFO replay (no arrivals) the running jobs are a prefix of the active list and a
+    job, once running, never loses a GPU: completions only free capacity for the jobs
+    behind. So only that prefix (the *window*, at most ``gpus`` jobs) is copied and
+    updated; the queue behind it is read from the main arrays when a job joins the
+    window. Every float operation, and its order, is the generic replay's: outputs are
+    identical (tested), the per-event work no longer grows with the queue.
+    """
+    cap = min(n, gpus + 1)
+    win = np.empty(cap, dtype=np.int64)   # main-array job ids, in active-list order
+    rem = np.empty(cap)
+    alloc = np.empty(cap)
+    dem = np.empty(cap, dtype=np.int64)
+    stat = np.empty(cap, dtype=np.int64)
+    start = np.empty(cap, dtype=np.int64)
+    tail_dem = 0  # demand of the jobs behind the window
+    w = 0
+    p = 0  # next job of act[:n] to join the window
+    while p < n and F[ALLOC, act[p]] > 0:
+        i = act[p]
+        win[w] = i
+        rem[w] = F[EREM, i]
+        alloc[w] = F[ALLOC, i]
+        dem[w] = I[DEM, i]
+        stat[w] = I[STAT, i]
+        start[w] = I[START, i]
+        w += 1
+        p += 1
+    for k in range(p, n):
+        tail_dem += I[DEM, act[k]]
+    last = t
+    while True:
+        # next completion: first running job (allocation > 0 or nothing left) in order
+        best_t = INF
+        best = -1
+        for k in range(w):
+            if not (alloc[k] > 0 or rem[k] == 0):
+                continue
+            i = win[k]
+            if rem[k] == 0:
+                e = last
+            else:
+                th = _thr(rows[i], alloc[k], dem[k])
+                if th == 0:
+                    e = INF
+                else:
+                    x = rem[k] / th
+                    if np.isfinite(x) and x < NEVER_S and x > -NEVER_S:
+                        e = last + _to_us(x)
+                    else:
+                        e = INF
+            if best < 0 or e < best_t:
+                best_t = e
+                best = k
+        if best < 0 or best_t == INF:
+            return -1, -1
+        tt = best_t
+        counters[1] += 1
+        dt = (tt - last) / 1e6
+        for k in range(w):
+            if stat[k] == ACTIVE:
+                rem[k] -= _thr(rows[win[k]], alloc[k], dem[k]) * dt
+        last = tt
+        if win[best] == target:
+            return start[best], tt
+        for k in range(best, w - 1):  # the completed job leaves the window
+            win[k] = win[k + 1]
+            rem[k] = rem[k + 1]
+            alloc[k] = alloc[k + 1]
+            dem[k] = dem[k + 1]
+            stat[k] = stat[k + 1]
+            start[k] = start[k + 1]
+        w -= 1
+        # greedy in FIFO order (_greedy + _apply), the queue joining while GPUs are left
+        total = tail_dem
+        for k in range(w):
+            total += dem[k]
+        left = min(total, gpus)
+        k = 0
+        while k < w or (left > 0 and p < n):
+            if k == w:  # the next queued job joins the window with its current state
+                i = act[p]
+                win[w] = i
+                rem[w] = F[EREM, i]
+                dem[w] = I[DEM, i]
+                stat[w] = I[STAT, i]
+                start[w] = I[START, i]
+                tail_dem -= dem[w]
+                w += 1
+                p += 1
+            a = float(min(left, dem[k]))
+            left -= min(left, dem[k])
+            alloc[k] = a
+            if a > 0:
+                if stat[k] == SUBMITTED or stat[k] == QUEUED:
+                    start[k] = tt
+                stat[k] = ACTIVE
+            elif stat[k] == SUBMITTED:
+                stat[k] = QUEUED
+            elif stat[k] == ACTIVE:
+                stat[k] = PREEMPTED
+            k += 1
+
+
+@njit(cache=True)
 def _wfq_class_pass(c, members, cs, cl, touched, F, I, rows, calloc, zeta, delta, t, out):
     """WFQ inside class ``c`` of a replay, touching only the jobs that can change.
 
@@ -781,14 +942,18 @@ def _replay_wfq(t, act, n, F, I, rows, target, gpus, rates_num, rates_den, zeta,
         F2[ALLOC, j] = 0.0
         if j == tgt:
             return I2[START, tgt], tt
-        # remove j from its class, keeping the order
+        # remove j from its class, keeping the order: completed jobs sit near the class's
+        # head (they held GPUs), so shift the members before j one slot back and move the
+        # class start, instead of shifting the (possibly long) queue behind j forward
         q0 = cs[c]
         while members[q0] != j:
             q0 += 1
-        for q in range(q0, cs[c] + cl[c] - 1):
-            members[q] = members[q + 1]
+        pos = q0 - cs[c]
+        for q in range(q0, cs[c], -1):
+            members[q] = members[q - 1]
+        cs[c] += 1
         cl[c] -= 1
-        if q0 - cs[c] < touched[c]:
+        if pos < touched[c]:
             touched[c] -= 1
         if rates_den[0] == 0:
             calloc = class_alloc_exact(cd, rates_num, gpus)
@@ -805,9 +970,13 @@ def _replay_wfq(t, act, n, F, I, rows, target, gpus, rates_num, rates_den, zeta,
 @njit(cache=True)
 def run(F, I, rows, pcode, gpus, predict, use_err, thresholds, rates_num, rates_den, zeta,
         delta, cache, est_start, est_end, counters, quantum, speedup, replay_true_size,
-        replay_leases):
+        replay_leases, fifo_window=True):
     """The main loop. Returns 0 on success, -1 if some job never finishes, -2 if a job
     completes with work left, -3 if a prediction never completes.
+
+    ``predict``: one flag per job (uint8, arrival order): predict that job at its arrival.
+    ``fifo_window``: FIFO replays through :func:`_replay_fifo` (False: the generic
+    :func:`_replay`, kept to test one against the other).
 
     ``pcode``: one of :data:`CODES`; ``thresholds``, ``rates_num``/``rates_den`` (WFQ class
     weights; ``rates_den[0] == 0`` marks integer weights, :func:`integer_weights`),
@@ -881,8 +1050,10 @@ def run(F, I, rows, pcode, gpus, predict, use_err, thresholds, rates_num, rates_
             cand = -1
             if ptr >= N:
                 return -1
-        if arrival and predict:
-            if pcode == WFQ and quantum == 0:
+        if arrival and predict[i]:
+            if pcode == FIFO and quantum == 0 and fifo_window and _fifo_window_ok(act, n, F, I):
+                s0, e0 = _replay_fifo(t, act, n, F, I, rows, i, gpus, counters)
+            elif pcode == WFQ and quantum == 0:
                 s0, e0 = _replay_wfq(t, act, n, F, I, rows, i, gpus, rates_num, rates_den,
                                      zeta, delta, cache, counters)
             else:

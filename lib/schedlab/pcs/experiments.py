@@ -119,16 +119,18 @@ def run_many(workload, policies: Mapping, gpus: int, *, predict: bool = True,
 
 def simulate_label(task: tuple[Workload, str | None, str], gpus: int, *, predict: bool = True,
                    p_error: float | None = None, seed: int = 0,
-                   themis_lease_s: float | None = None) -> pd.DataFrame:
+                   themis_lease_s: float | None = None,
+                   predict_sample: int | None = None) -> pd.DataFrame:
     """One simulation of ``(workload, workload key, paper label)``: an executor task.
 
     The policy is built here (:func:`policy_set`), as :func:`run_many` would use it; the
-    size-error draws come from ``default_rng(seed)`` as there.
+    size-error draws, then the predicted subset's (``predict_sample``, see
+    :func:`~schedlab.pcs.sim.simulate`), come from ``default_rng(seed)``.
     """
     workload, key, label = task
     policy = policy_set([label], key, themis_lease_s)[label]
     return simulate(workload, policy, gpus, predict=predict, p_error=p_error,
-                    rng=np.random.default_rng(seed))
+                    rng=np.random.default_rng(seed), predict_sample=predict_sample)
 
 
 def fig7_config_key(trace: str) -> str:
@@ -150,14 +152,28 @@ def fig7_labels(trace: str, policies: Sequence[str]) -> list[str]:
 
 
 def fig7_table(workloads: Mapping[str, Workload], policies: Sequence[str], gpus: int,
-               executor: Executorish = None) -> pd.DataFrame:
+               executor: Executorish = None, *, predict: bool = True,
+               predict_sample: int | None = None, seed: int = 0) -> pd.DataFrame:
     """Fig. 7: :func:`~schedlab.pcs.metrics.fig7_aggregate` per trace (``{trace: workload}``),
-    one executor task per (trace, policy) simulation, predictions on; rows by trace, then
-    policy, in the given orders."""
+    one executor task per (trace, policy) simulation; rows by trace, then policy, in the
+    given orders.
+
+    ``predict_sample``: predict a random subset of arrivals, as the authors did on traces
+    over 5000 jobs (``5000``: their rule, see :func:`~schedlab.pcs.sim.simulate`), drawn from
+    ``default_rng(seed)`` per simulation. ``predict=False`` gives the same JCTs (a prediction
+    never changes the schedule) in a fraction of the time; the Pred_err columns are then NaN.
+    """
     keys = [(tr, lab) for tr in workloads for lab in fig7_labels(tr, policies)]
     tasks = [(workloads[tr], fig7_config_key(tr), lab) for tr, lab in keys]
+    desc = "Fig. 7 traces x policies" + ("" if predict else " (JCT only)")
+    # longest traces first, so that no long simulation starts last on an idle pool
+    order = sorted(range(len(tasks)), key=lambda k: -len(tasks[k][0]))
     with _executor(executor) as ex:
-        frames = ex.map(simulate_label, tasks, gpus, desc="Fig. 7 traces x policies")
+        done = ex.map(simulate_label, [tasks[k] for k in order], gpus, predict=predict,
+                      seed=seed, predict_sample=predict_sample if predict else None, desc=desc)
+    frames = [None] * len(tasks)
+    for k, df in zip(order, done):
+        frames[k] = df
     rows = []
     for tr, w in workloads.items():
         runs = {lab: df for (t, lab), df in zip(keys, frames) if t == tr}

@@ -113,6 +113,9 @@ def fig7(ours: pd.DataFrame, paper: Mapping[str, float], *, traces: Sequence[str
     width = 0.8 / len(policies)
     ran = set(ours.trace.astype(str))
     x = np.arange(len(traces))
+    pred_cols = [col for col, *_ in FIG7_PANELS if col != "norm_avg_jct"]
+    # traces with JCT rows but no predictions (a run without the predictor)
+    jct_only = {t for t in ran if ours.loc[ours.trace.astype(str) == t, pred_cols].isna().all().all()}
     for ax, (col, suffix, title, ylabel, scale) in zip(axes, FIG7_PANELS):
         for k, pol in enumerate(policies):
             xs = x - 0.4 + width * (k + 0.5)
@@ -126,21 +129,24 @@ def fig7(ours: pd.DataFrame, paper: Mapping[str, float], *, traces: Sequence[str
         else:
             _symlog(ax)
         for i, t in enumerate(traces):
-            if t not in ran:  # shaded: only the paper's ticks until the paper profile runs it
+            if t not in ran or (col in pred_cols and t in jct_only):
+                # shaded: only the paper's ticks until the paper profile runs it
                 ax.axvspan(i - 0.45, i + 0.45, color="#eeeeee", zorder=0)
         ax.set_title(title, loc="left", fontsize=11)
         ax.set_ylabel(ylabel)
         ax.grid(axis="y", alpha=0.3, which="both")
     only = set(traces) - ran if paper_only is None else set(paper_only)
-    labels = [t if t in ran else f"{t}\n(paper profile only)" if t in only else f"{t}\n(not run in this profile)"
-              for t in traces]
+    labels = [f"{t}\n(JCT only)" if t in jct_only
+              else t if t in ran else f"{t}\n(paper profile only)" if t in only
+              else f"{t}\n(not run in this profile)" for t in traces]
     axes[-1].set_xticks(x, labels)
     axes[-1].set_xlabel("workload-2 trace (Philly VC)")
     handles = [Patch(color=color(p), label=p) for p in policies] + [_paper_handle()]
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False,
                bbox_to_anchor=(0.5, -0.035), fontsize=9)
-    missing = [t for t in traces if t not in ran]
-    note = (f"Traces {', '.join(missing)}: not run in this profile; `{PAPER_PROFILE_CMD}` runs all six."
+    missing = [t for t in traces if t not in ran or t in jct_only]
+    note = (f"Pred_err of {', '.join(missing)} (JCT only: runs without the predictor): not run in this profile; "
+            f"`{PAPER_PROFILE_CMD}` runs all six."
             if missing else "")
     fig.suptitle("PCS Fig. 7: workload-2, 64 GPUs — ours (bars) vs the paper (black ticks)\n" + note,
                  fontsize=12)
@@ -267,13 +273,36 @@ def fig9c(f9c: pd.DataFrame, paper_c: Mapping) -> plt.Figure:
 
 
 # ----------------------------------------------------------------------------- Fig. 10
-def fig10(f10: pd.DataFrame, paper_ratio: float | None) -> plt.Figure:
+def fig10a_paper_curves(values: Mapping[str, float]) -> dict[str, dict[int, float]]:
+    """The paper's Fig. 10a points by policy from ``paper_values("pcs", "fig10a.")``
+    (ids ``fig10a.<policy>.avg_pred_error.p_error_<p>``): ``{policy: {p: avg Pred_err}}``.
+
+    >>> fig10a_paper_curves({"fig10a.FIFO.avg_pred_error.p_error_5": 1.4})
+    {'FIFO': {5: 1.4}}
+    """
+    out: dict[str, dict[int, float]] = {}
+    for key, val in values.items():
+        parts = key.split(".")
+        if len(parts) != 4 or parts[0] != "fig10a" or not parts[3].startswith("p_error_"):
+            raise ValueError(f"reference id {key!r}: expected fig10a.<policy>.avg_pred_error.p_error_<p>")
+        out.setdefault(parts[1], {})[int(parts[3].removeprefix("p_error_"))] = float(val)
+    return out
+
+
+def fig10(f10: pd.DataFrame, paper_ratio: float | None,
+          paper_curves: Mapping[str, Mapping[int, float]] | None = None) -> plt.Figure:
     """Job-size error: avg Pred_err of PCS-JCT and FIFO (a) and PCS-JCT avg JCT / AFS without
-    error (b); ``paper_ratio`` (the paper's "within 1.05×") as a dashed line."""
+    error (b); ``paper_ratio`` (the paper's "within 1.05×") as a dashed line; ``paper_curves``
+    (:func:`fig10a_paper_curves`, the paper's own workload) dashed in (a)."""
     fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
     for lab in ["PCS-JCT", "FIFO"]:
         d = f10[f10.policy == lab]
-        ax[0].plot(d.p_error, d.avg_pred_error, "o-", color=color(lab), label=lab)
+        ax[0].plot(d.p_error, d.avg_pred_error, "o-", color=color(lab), label=f"{lab} (ours)")
+    for lab, pts in (paper_curves or {}).items():
+        if len(pts) > 1:  # single points (AFS at 0 %) are in the table, not the plot
+            xs = sorted(pts)
+            ax[0].plot(xs, [pts[x] for x in xs], "s--", mfc="none", color=color(lab),
+                       label=f"{lab}: paper (its workload)")
     d = f10[f10.policy == "PCS-JCT"]
     ax[1].plot(d.p_error, d.jct_vs_afs, "o-", color=color("PCS-JCT"), label="PCS-JCT / AFS (ours)")
     if paper_ratio is not None:

@@ -370,10 +370,34 @@ def choose_engine(policy: Policy, notify: Callable[[str], None] | None = None) -
     return "fast"
 
 
+def prediction_mask(n: int, predict: bool, predict_sample: int | None,
+                    rng: np.random.Generator | None) -> np.ndarray:
+    """Which of ``n`` arrivals the predictor runs for (uint8 flags, arrival order).
+
+    >>> prediction_mask(4, True, None, None).tolist()
+    [1, 1, 1, 1]
+    >>> int(prediction_mask(10_000, True, 500, np.random.default_rng(0)).sum())
+    503
+    """
+    if predict_sample is None:
+        return np.full(n, 1 if predict else 0, dtype=np.uint8)
+    if not predict:
+        raise ValueError("predict_sample only applies with predict=True")
+    if int(predict_sample) < 1:
+        raise ValueError(f"predict_sample = {predict_sample}: expected a positive number of "
+                         "arrivals to predict")
+    if rng is None:
+        raise ValueError("predict_sample needs an explicit numpy.random.Generator (rng)")
+    p = min(int(predict_sample) / n, 1.0)
+    if p >= 1.0:  # the authors' coin is always true below predict_sample apps
+        return np.ones(n, dtype=np.uint8)
+    return (rng.random(n) < p).astype(np.uint8)
+
+
 def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: bool = False,
              p_error: float | None = None, rng: np.random.Generator | None = None,
-             progress: bool = False, engine: str = "auto",
-             hooks: Hooks | None = None) -> pd.DataFrame:
+             predict_sample: int | None = None, progress: bool = False,
+             engine: str = "auto", hooks: Hooks | None = None) -> pd.DataFrame:
     """Run ``workload`` under ``policy`` on ``gpus`` GPUs; one output row per job.
 
     Parameters
@@ -390,7 +414,14 @@ def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: boo
         Job-size estimation error in percent, ``0 <= p_error < 100`` (needs
         ``predict=True`` and ``rng``).
     rng : numpy.random.Generator, optional
-        Source of the per-job error factors.
+        Source of the per-job error factors, then of the ``predict_sample`` draws.
+    predict_sample : int, optional
+        Predict only a random subset of arrivals, as the authors did on long traces: each
+        arrival is predicted with probability ``min(predict_sample / len(workload), 1)``
+        (their ``p_of_estimate = min(5000/len(app_list), 1)``, drawn per arrival from
+        Python's unseeded ``random``; here one ``rng.random(n)`` vector after the error
+        factors). Unpredicted jobs keep ``-1`` estimates, which the metrics skip. Needs
+        ``predict=True`` and ``rng``; ``None`` (default): every arrival.
     progress : bool
         Show a tqdm bar over events (reference engine only).
     engine : {"auto", "fast", "reference"}
@@ -431,6 +462,7 @@ def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: boo
             raise ValueError("p_error needs an explicit numpy.random.Generator (rng)")
         # one factor per job in arrival order (the authors draw it at the job's arrival)
         err = 1.0 + rng.uniform(-p_error / 100.0, p_error / 100.0, size=n)
+    mask = prediction_mask(n, predict, predict_sample, rng)
     if engine not in ("auto", "fast", "reference"):
         raise ValueError(f"unknown engine {engine!r}; use 'auto', 'fast' or 'reference'")
     if engine != "reference" and hooks is not None:
@@ -439,7 +471,7 @@ def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: boo
     if engine == "auto":
         engine = choose_engine(policy)
     if engine == "fast":
-        return _simulate_fast(workload, policy, gpus, predict, err)
+        return _simulate_fast(workload, policy, gpus, mask, err)
     if hooks is None:
         hooks = policy.reference_hooks() if isinstance(policy, Policy) else None
     find_end, predictor = (hooks or Hooks()).resolved()
@@ -501,7 +533,7 @@ def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: boo
         elif w.active and not heap:
             raise SimulationError(f"{len(w.active)} active jobs can never finish "
                                   "(cluster too small?)")
-        if kind == 2 and predict:
+        if kind == 2 and mask[i]:
             est_start[i], est_end[i] = predictor(w, t_us, i, policy)
     if bar is not None:
         bar.close()
@@ -529,8 +561,8 @@ def _output(workload, gpus, submit_us, start_us, end_us, est_start, est_end, see
 LAST_EVENT_COUNTS = [0, 0]
 
 
-def _simulate_fast(workload: Workload, policy: Policy, gpus: int, predict: bool,
-                   err: np.ndarray | None) -> pd.DataFrame:
+def _simulate_fast(workload: Workload, policy: Policy, gpus: int, mask: np.ndarray,
+                   err: np.ndarray | None, fifo_window: bool = True) -> pd.DataFrame:
     from schedlab.pcs import _engine as E
 
     if not isinstance(policy, Policy):
@@ -555,17 +587,17 @@ def _simulate_fast(workload: Workload, policy: Policy, gpus: int, predict: bool,
     est_start = np.full(n, -1, dtype=np.int64)
     est_end = np.full(n, -1, dtype=np.int64)
     counters = np.zeros(2, dtype=np.int64)
-    rc = E.run(F, I, workload.rows(), E.CODES[spec.code], int(gpus), bool(predict),
+    rc = E.run(F, I, workload.rows(), E.CODES[spec.code], int(gpus), mask,
                err is not None, np.asarray(spec.thresholds, dtype=float), num, den,
                float(spec.zeta_min), float(spec.delta), E.new_cache(), est_start, est_end,
                counters, int(spec.quantum_us), bool(spec.speedup_valuation),
-               bool(spec.replay_true_size), bool(spec.replay_leases))
+               bool(spec.replay_true_size), bool(spec.replay_leases), fifo_window)
     LAST_EVENT_COUNTS[:] = counters.tolist()
     if rc == -1:
         raise SimulationError("some active jobs can never finish (cluster too small?)")
     if rc == -2:
         raise SimulationError("a job completed with remaining work > 0.01")
-    if predict and (est_end == -1).any():
+    if (est_end[mask.astype(bool)] == -1).any():
         raise SimulationError("a prediction never completes")
     return _output(workload, gpus, I[E.SUB], I[E.START], I[E.ENDT], est_start, est_end,
                    I[E.SEENS], I[E.SEENC], init_demand)
