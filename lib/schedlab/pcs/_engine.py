@@ -87,27 +87,28 @@ def _progress(t, last, act, n, F, I, rows, use_err, count_seen):
 
 
 @njit(cache=True)
+def _end_time(t, rem, al, row, d):
+    """Projected completion (us) of a job with ``rem`` left at ``al`` GPUs (``INF``: never)."""
+    if rem == 0:
+        return t
+    if al == 0:
+        return INF
+    th = _thr(row, al, d)
+    if th == 0:
+        return INF
+    x = rem / th
+    if np.isfinite(x) and x < NEVER_S and x > -NEVER_S:
+        return t + _to_us(x)
+    return INF
+
+
+@njit(cache=True)
 def _next_end(t, act, n, F, I, rows):
     best_t = INF
     best = -1
     for k in range(n):
         i = act[k]
-        rem = F[REM, i]
-        al = F[ALLOC, i]
-        if rem == 0:
-            e = t
-        elif al == 0:
-            e = INF
-        else:
-            th = _thr(rows[i], al, I[DEM, i])
-            if th == 0:
-                e = INF
-            else:
-                x = rem / th
-                if np.isfinite(x) and x < NEVER_S and x > -NEVER_S:
-                    e = t + _to_us(x)
-                else:
-                    e = INF
+        e = _end_time(t, F[REM, i], F[ALLOC, i], rows[i], I[DEM, i])
         if best < 0 or e < best_t:
             best_t = e
             best = i
@@ -736,19 +737,7 @@ def _replay_fifo(t, act, n, F, I, rows, target, gpus, counters):
         for k in range(w):
             if not (alloc[k] > 0 or rem[k] == 0):
                 continue
-            i = win[k]
-            if rem[k] == 0:
-                e = last
-            else:
-                th = _thr(rows[i], alloc[k], dem[k])
-                if th == 0:
-                    e = INF
-                else:
-                    x = rem[k] / th
-                    if np.isfinite(x) and x < NEVER_S and x > -NEVER_S:
-                        e = last + _to_us(x)
-                    else:
-                        e = INF
+            e = _end_time(last, rem[k], alloc[k], rows[win[k]], dem[k])
             if best < 0 or e < best_t:
                 best_t = e
                 best = k

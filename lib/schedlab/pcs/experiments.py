@@ -133,6 +133,23 @@ def simulate_label(task: tuple[Workload, str | None, str], gpus: int, *, predict
                     rng=np.random.default_rng(seed), predict_sample=predict_sample)
 
 
+def _fig8_afs_task(seed: int, num_apps: int, gpus: int, load: float) -> pd.DataFrame:
+    from schedlab.pcs.sim import fig8_afs_run
+
+    return fig8_afs_run(seed, num_apps, load=load, gpus=gpus)
+
+
+def fig8_afs_runs(seeds: Sequence[int], num_apps: int, gpus: int, load: float,
+                  executor: Executorish = None) -> dict[int, pd.DataFrame]:
+    """AFS as the authors' Fig. 8 runs made it, one executor task per seed: the randomised
+    allocator continuing each seed's workload stream (:func:`~schedlab.pcs.sim.fig8_afs_run`;
+    reference engine, about 3 minutes per seed of 3000 apps)."""
+    seeds = list(seeds)
+    with _executor(executor) as ex:
+        frames = ex.map(_fig8_afs_task, seeds, num_apps, gpus, load, desc="Fig. 8 AFS (randomised)")
+    return dict(zip(seeds, frames))
+
+
 def fig7_config_key(trace: str) -> str:
     """The PCS config key of a Fig. 7 trace (0e4a51: the versions behind the paper's Fig. 7)."""
     return "fig7_0e4a51" if trace == "0e4a51" else trace

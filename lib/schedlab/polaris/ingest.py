@@ -407,22 +407,31 @@ def join(parquet: dict[str, Path], dest: str | Path, *, kind: str = "faithful", 
          threads: int = 2, temp_directory: str | Path | None = None, progress: bool = True) -> JoinInfo:
     """Join the ingested tables into ``dest`` (Parquet, written atomically)."""
     dest = Path(dest)
+    with _join_connection(parquet, kind, dest, memory_limit, threads, temp_directory, progress) as con:
+        with atomic_path(dest) as tmp:
+            con.execute(join_sql(kind, tmp))
+        counts = workload_counts(con, dest)
+    return JoinInfo(dest, kind, int(sum(counts.values())), counts)
+
+
+@contextlib.contextmanager
+def _join_connection(parquet: dict[str, Path], kind: str, dest: Path, memory_limit: str, threads: int,
+                     temp_directory: str | Path | None, progress: bool):
+    """A DuckDB connection with the join's views, the group-tag workloads checked; a spill folder
+    made here goes when the block ends."""
     spill = Path(temp_directory or dest.parent / ".duckdb_tmp")
-    made_spill = not spill.exists()  # a spill folder made here goes when the join ends
+    made_spill = not spill.exists()
     con = connect(memory_limit, threads, spill, progress)
     try:
         _views(con, parquet, kind)
         gt = con.execute("SELECT DISTINCT workload FROM pai_group_tag_table WHERE workload IS NOT NULL "
                          "AND workload <> ''").fetch_df()
         check_workloads({w: 0 for w in gt["workload"]}, str(parquet["pai_group_tag_table"]))
-        with atomic_path(dest) as tmp:
-            con.execute(join_sql(kind, tmp))
-        counts = workload_counts(con, dest)
+        yield con
     finally:
         con.close()
         if made_spill:
             shutil.rmtree(spill, ignore_errors=True)
-    return JoinInfo(dest, kind, int(sum(counts.values())), counts)
 
 
 # --- sampled join: count from narrow tables, draw positions, build only the drawn rows ----------
@@ -464,24 +473,13 @@ def plan_join(parquet: dict[str, Path], dest: str | Path, *, kind: str = "faithf
     import pyarrow.parquet as pq
 
     dest = Path(dest)
-    spill = Path(temp_directory or dest.parent / ".duckdb_tmp")
-    made_spill = not spill.exists()
-    con = connect(memory_limit, threads, spill, progress)
-    try:
-        _views(con, parquet, kind)
-        gt = con.execute("SELECT DISTINCT workload FROM pai_group_tag_table WHERE workload IS NOT NULL "
-                         "AND workload <> ''").fetch_df()
-        check_workloads({w: 0 for w in gt["workload"]}, str(parquet["pai_group_tag_table"]))
+    with _join_connection(parquet, kind, dest, memory_limit, threads, temp_directory, progress) as con:
         dup = con.execute("SELECT machine FROM pai_machine_spec GROUP BY machine HAVING count(*) > 1 "
                           "LIMIT 3").fetchall()
         if dup:
             raise TraceFormatError(f"{parquet['pai_machine_spec']}: machine {dup[0][0]!r} appears more than once; "
                                    "expected one row per machine")
         units = con.sql(plan_sql(kind)).to_arrow_table()
-    finally:
-        con.close()
-        if made_spill:
-            shutil.rmtree(spill, ignore_errors=True)
     weight = np.asarray(units["ni"], np.int64) * np.asarray(units["ns"], np.int64)
     start = np.concatenate([[0], np.cumsum(weight)[:-1]]).astype(np.int64)
     units = units.append_column("start", pa.array(start)).append_column("weight", pa.array(weight))

@@ -237,6 +237,19 @@ def _fmt_num(x: np.ndarray, integer: bool = False) -> np.ndarray:
     return text
 
 
+def _task_states(plan_gpu, gpu_type, status, t_job, start, end, n_jobs: int):
+    """Per task: GPU type (``""`` without GPUs, ``MISC`` for GPUs of no known type), status,
+    start and end (NaN while waiting / running); per job: first start and last end."""
+    gpu_type = np.where(np.isnan(plan_gpu), "", gpu_type)
+    gpu_type = np.where((gpu_type == "") & ~np.isnan(plan_gpu), "MISC", gpu_type)
+    t_status = status[t_job]
+    t_start = np.where(t_status == "Waiting", np.nan, start)
+    t_end = np.where(np.isin(t_status, ["Waiting", "Running"]), np.nan, end)
+    job_start = pd.Series(t_start).groupby(t_job).min().reindex(range(n_jobs)).to_numpy()
+    job_end = pd.Series(t_end).groupby(t_job).max().reindex(range(n_jobs)).to_numpy()
+    return gpu_type, t_status, t_start, t_end, job_start, job_end
+
+
 def _generate_chunk_v1(n_jobs: int, cal: Calibration, machines: pd.DataFrame, users: np.ndarray,
                     user_p: np.ndarray, rng: np.random.Generator, *, sensor_jitter: float,
                     fresh_group: float) -> dict[str, pd.DataFrame]:
@@ -288,14 +301,8 @@ def _generate_chunk_v1(n_jobs: int, cal: Calibration, machines: pd.DataFrame, us
                      + rng.integers(0, 60, t_job.size))
     end = start + np.maximum(1, np.round(col["duration"]))
     plan_gpu = np.where(col["plan_gpu"] > 0, col["plan_gpu"], np.nan)
-    gpu_type = np.where(np.isnan(plan_gpu), "", gpu_type_job[t_job])
-    gpu_type = np.where((gpu_type == "") & ~np.isnan(plan_gpu), "MISC", gpu_type)
-    t_status = status[t_job]
-    t_start = np.where(t_status == "Waiting", np.nan, start)
-    t_end = np.where(np.isin(t_status, ["Waiting", "Running"]), np.nan, end)
-
-    job_start = pd.Series(t_start).groupby(t_job).min().reindex(range(n_jobs)).to_numpy()
-    job_end = pd.Series(t_end).groupby(t_job).max().reindex(range(n_jobs)).to_numpy()
+    gpu_type, t_status, t_start, t_end, job_start, job_end = _task_states(
+        plan_gpu, gpu_type_job[t_job], status, t_job, start, end, n_jobs)
 
     # instances (none for waiting jobs) and one sensor row per instance
     n_inst = np.where(t_status == "Waiting", 0, inst_num)
@@ -721,14 +728,9 @@ def _generate_chunk_v2(n_jobs: int, model: JobModel, machines: pd.DataFrame, use
     duration = np.maximum(1, np.round(v["duration"][t_row] * np.exp(rng.normal(0, 1, t_job.size) * dur_sd)))
     end = start + duration
     plan_gpu = np.where(v["plan_gpu"][t_row] > 0, v["plan_gpu"][t_row], np.nan)
-    gpu_type = np.where(np.isnan(plan_gpu), "", meta["gpu_type"][t_row])
-    gpu_type = np.where((gpu_type == "") & ~np.isnan(plan_gpu), "MISC", gpu_type)
     t_name = meta["task_name"][t_row].astype(object)
-    t_status = status[t_job]
-    t_start = np.where(t_status == "Waiting", np.nan, start)
-    t_end = np.where(np.isin(t_status, ["Waiting", "Running"]), np.nan, end)
-    job_start = pd.Series(t_start).groupby(t_job).min().reindex(range(n_jobs)).to_numpy()
-    job_end = pd.Series(t_end).groupby(t_job).max().reindex(range(n_jobs)).to_numpy()
+    gpu_type, t_status, t_start, t_end, job_start, job_end = _task_states(
+        plan_gpu, meta["gpu_type"][t_row], status, t_job, start, end, n_jobs)
 
     # instances (none for waiting jobs), one sensor row each. A real row's sensor values come from
     # any instance of its job (the join is on the job id), so a job's instances all derive from one
