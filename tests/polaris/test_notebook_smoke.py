@@ -12,7 +12,8 @@ def test_pipeline_notebook_tiny(tmp_path):
     notebooks.run("polaris/pipeline", output_root=tmp_path, executed=tmp_path / "pipeline.ipynb", overrides={
         "n_jobs": 400, "sample_total": 800, "hopkins_sizes": [100], "hopkins_repeats": 1, "table2_sample": 800,
         "transforms": ["robust_scaler"], "metrics": ["euclidean"], "min_cluster_sizes": [20, 40],
-        "optics_subsample": 300, "grid_n_jobs": 1, "duration_test_jobs": 100, "memory_limit": "1GB"})
+        "optics_subsample": 300, "grid_n_jobs": 1, "duration_test_jobs": 100, "memory_limit": "1GB",
+        "realism_folds": 2})
     s = json.loads((tmp_path / "results/polaris/pipeline_summary.json").read_text())
     assert s["data"] == "SYNTHETIC" and s["sample_rows"] >= 799
     assert 0 <= s["fig5_share_le_0_05"] <= s["fig5_share_le_5"] <= 1
@@ -27,7 +28,11 @@ def test_pipeline_notebook_tiny(tmp_path):
     # wall/CPU times go under timings/ (no pipeline output), never into the outputs DVC hashes
     assert "timings_s" not in s
     times = json.loads((tmp_path / "results/polaris/timings/pipeline_summary.json").read_text())
-    assert set(times["timings_s"]) == {"synthesize_s", "ingest_join_s", "sample_s", "grid_s", "train_s"}
+    assert set(times["timings_s"]) == {"synthesize_s", "ingest_join_s", "sample_s", "realism_s", "grid_s",
+                                       "train_s"}
+    # the stand-in's realism table: one row per tested workload and the pooled one, AUCs in [0, 1]
+    real = pd.read_csv(tmp_path / "results/polaris/pipeline_realism.csv")
+    assert "all" in set(real.workload) and real.auc.between(0, 1).all() and (real.n_synth > 0).all()
     grid_out = pd.read_csv(tmp_path / "results/polaris/pipeline_grid.csv")
     grid_times = pd.read_csv(tmp_path / "results/polaris/timings/pipeline_grid.csv")
     assert not set(grid.TIMING_COLUMNS) & set(grid_out.columns)
