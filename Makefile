@@ -27,6 +27,7 @@ $(VENV)/.installed-%: pyproject.toml
 reproduce: $(VENV)/.installed-test,trace  ## every table and figure (PROFILE=default|teaching|paper)
 	$(BIN)/schedlab fetch
 	$(if $(PROFILE),$(BIN)/dvc exp run -S profile=$(PROFILE),$(BIN)/dvc repro)
+	$(BIN)/schedlab timings
 
 # the trace extra (torch CPU, transformers) lets the GPT-2 tracer, Decima's torch cross-check
 # and its training loop run as tests

@@ -26,6 +26,14 @@ def test_there_are_notebooks():
 
 
 @pytest.mark.parametrize("path", ALL_NOTEBOOKS, **NB_IDS)
+def test_notebook_names_its_kernel(path):
+    """JupyterLab opens a notebook straight into a kernel only when it names one; without a
+    kernelspec it asks "Select kernel" first (Start here is the page `make lab` opens)."""
+    spec = json.loads(path.read_text())["metadata"].get("kernelspec")
+    assert spec == notebooks.KERNELSPEC, f"{path}: kernelspec {spec!r}, expected {notebooks.KERNELSPEC}"
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, **NB_IDS)
 def test_notebook_is_in_the_form_jupyter_saves(path):
     """Opening and saving in JupyterLab changes nothing: nbformat 4.5, stable cell ids, and the
     bytes Jupyter's own writer produces (so a notebook opened in Lab is not marked modified)."""
@@ -155,6 +163,17 @@ def test_table2_notebook_smoke(tmp_path):
     assert table.loc["gpt2", "status"] in ("missing input", "ok")
     for ext in ("png", "pdf"):
         assert (tmp_path / f"figures/nona/resnet18_contracted.{ext}").stat().st_size > 1000
+    # its times are recorded apart from the outputs, and `schedlab timings` reads them
+    from click.testing import CliRunner
+
+    from schedlab import stagetimes
+    from schedlab.cli import main
+
+    times = stagetimes.table(tmp_path)
+    assert times.stage.tolist() == ["nona/table2"] and times.profile.tolist() == ["default"]
+    assert times.wall_s.iloc[0] > 0 and times.cpu_s.iloc[0] > 0
+    shown = CliRunner().invoke(main, ["timings", "--root", str(tmp_path)])
+    assert shown.exit_code == 0 and "nona/table2" in shown.output and "totals" in shown.output
 
 
 def test_interactive_outputs_go_to_scratch():

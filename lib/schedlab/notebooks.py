@@ -27,13 +27,14 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from schedlab import paths, progress
+from schedlab import paths, progress, stagetimes
 
 
 def stage_key(name: str) -> str:
@@ -278,6 +279,8 @@ def run(
     out = executed or paths.EXECUTED / f"{name}.ipynb"
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.part.ipynb")
+    root = Path(params["output_root"])
+    load_start, cpu0, t0 = stagetimes.load_average(), _children_cpu_s(), time.perf_counter()
     try:
         with stop_with_parent(), _kernel_env({progress.ENV: "lines", progress.ENV_STAGE: name}):
             pm.execute_notebook(
@@ -290,7 +293,20 @@ def run(
         tmp.replace(out)
     finally:
         tmp.unlink(missing_ok=True)
+    # only a finished run is recorded: its times are what `schedlab timings` adds up
+    stagetimes.record(root, name, profile=params.get("profile", profile or "default"),
+                      wall_s=time.perf_counter() - t0, cpu_s=_children_cpu_s() - cpu0,
+                      load=(load_start, stagetimes.load_average()))
     return out
+
+
+def _children_cpu_s() -> float:
+    """User + system CPU seconds of the child processes waited for so far: the kernel, with
+    the worker processes it waited for."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _local_kernel_manager() -> type:
@@ -324,6 +340,9 @@ def _kernel_env(values: dict[str, str]) -> Iterator[None]:
             else:
                 os.environ[k] = v
 
+
+#: the kernel every committed notebook names: the environment's own ``python3``
+KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 #: folders of ``notebooks/`` whose notebooks are pipeline stages (one per table or figure group)
 STAGE_FOLDERS = ("nona", "pcs", "polaris")
@@ -388,6 +407,9 @@ def sync(paths_: list[Path] | None = None) -> list[Path]:
         # here too, a notebook saved unchanged in Lab stays byte for byte the same
         nb.metadata["jupytext"] = {"cell_metadata_filter": config.cell_metadata_filter,
                                    "notebook_metadata_filter": config.notebook_metadata_filter}
+        # the percent script keeps no notebook metadata; without a kernelspec JupyterLab asks
+        # "Select kernel" on opening (papermill runs every notebook on this one too)
+        nb.metadata.setdefault("kernelspec", dict(KERNELSPEC))
         nbformat.validate(nb)
         text_nb = nbformat.writes(nb) + "\n"
         text_py = jupytext.writes(nb, fmt="py:percent", config=config)

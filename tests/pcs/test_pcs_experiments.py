@@ -39,6 +39,22 @@ def test_fig7_table_same_on_every_backend(w120):
         pd.testing.assert_frame_equal(got, expected, check_exact=True)
 
 
+def test_fig7_jct_table_reuses_predicted_runs_and_checks_the_smallest(w120, monkeypatch):
+    workloads = {"a": w120, "b": w120.head(80), "c": w120.head(100)}
+    predicted = X.fig7_table({t: workloads[t] for t in ("a", "b")}, FIG7[:4], 16)
+    full = X.fig7_table(workloads, FIG7[:4], 16, predict=False)[X.JCT_COLUMNS]
+    ran = []
+    real = X.fig7_table
+    monkeypatch.setattr(X, "fig7_table", lambda w, *a, **k: ran.append(list(w)) or real(w, *a, **k))
+    got = X.fig7_jct_table(predicted, workloads, FIG7[:4], 16)
+    assert ran == [["b", "c"]]  # "a" comes from the predicted runs; "b" is the smaller check
+    pd.testing.assert_frame_equal(got, full, check_exact=True)
+    # a schedule that changed under prediction is caught on the checked trace
+    tampered = predicted.assign(avg_jct=np.where(predicted.trace == "b", predicted.avg_jct + 1, predicted.avg_jct))
+    with pytest.raises(RuntimeError, match="trace b"):
+        X.fig7_jct_table(tampered, workloads, FIG7[:4], 16)
+
+
 def test_run_many_seeds_each_task(w120):
     pols = X.policy_set(["FIFO", "PCS-JCT"], "0e4a51")
     runs = X.run_many(w120, pols, 16, p_error=20, seed=5, executor=2)

@@ -1,7 +1,7 @@
 """The ``schedlab`` command line.
 
 Subcommands: ``fetch`` (raw inputs), ``notebook run`` (a pipeline stage), ``compare``
-(paper vs ours), ``scorecard`` (every paper's comparison on one page), and one group per paper, each in its own module of this package
+(paper vs ours), ``scorecard`` (every paper's comparison on one page), ``timings`` (how long each stage took here), and one group per paper, each in its own module of this package
 (``nona``, ``pcs``, ``polaris``). Heavy imports stay inside the commands so
 ``schedlab --help`` is instant.
 """
@@ -133,6 +133,34 @@ def scorecard(root: str | None, out_dir: str | None, readme: str | None) -> None
         click.echo(f"{c.paper}: {card.how_close(c.counts())}")
     where = Path(out_dir) if out_dir else (Path(root) if root else card.paths.ROOT) / "results"
     click.echo(f"wrote {where / 'scorecard.md'} and {where / 'scorecard.html'}" + (f"; updated {readme}" if readme else ""))
+
+
+@main.command()
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Folder holding results/ (default: the repository).")
+@click.option("--paper", default=None, help="Only this paper's stages (nona, pcs, polaris).")
+def timings(root: str | None, paper: str | None) -> None:
+    """How long each stage's last run took here (wall, CPU, profile, load), and per-paper totals.
+
+    Read from results/<paper>/timings/stages/, which every notebook run writes (not a pipeline
+    output). `make reproduce` prints this at the end."""
+    from pathlib import Path
+
+    from schedlab import stagetimes
+
+    try:
+        t = stagetimes.table(Path(root) if root else None)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    if paper:
+        t = t[t.stage.str.startswith(f"{paper}/")]
+    if t.empty:
+        raise click.ClickException("no stage times recorded yet (results/*/timings/stages/*.json): run a stage first")
+    shown = t.assign(wall_min=(t.wall_s / 60).round(2), cpu_min=(t.cpu_s / 60).round(2))
+    click.echo(shown[["stage", "profile", "wall_min", "cpu_min", "load_start", "load_end", "started_utc"]]
+               .to_string(index=False))
+    click.echo(f"\ntotals ({t.cores.iloc[0]} cores; the stages of a paper run one after another):")
+    click.echo(stagetimes.totals(t).to_string(index=False))
 
 
 # after ``main`` exists; module names stay bound to the modules (schedlab.cli.nona is the module)

@@ -697,6 +697,17 @@ def _fifo_window_ok(act, n, F, I):
 
 
 @njit(cache=True)
+def _join_window(k, i, win, rem, alloc, dem, stat, start, F, I):
+    """Copy job ``i``'s state from the main arrays into slot ``k`` of the FIFO window."""
+    win[k] = i
+    rem[k] = F[EREM, i]
+    alloc[k] = F[ALLOC, i]
+    dem[k] = I[DEM, i]
+    stat[k] = I[STAT, i]
+    start[k] = I[START, i]
+
+
+@njit(cache=True)
 def _replay_fifo(t, act, n, F, I, rows, target, gpus, counters):
     """:func:`_replay` for FIFO without a quantum, in O(events x running jobs).
 
@@ -718,13 +729,7 @@ def _replay_fifo(t, act, n, F, I, rows, target, gpus, counters):
     w = 0
     p = 0  # next job of act[:n] to join the window
     while p < n and F[ALLOC, act[p]] > 0:
-        i = act[p]
-        win[w] = i
-        rem[w] = F[EREM, i]
-        alloc[w] = F[ALLOC, i]
-        dem[w] = I[DEM, i]
-        stat[w] = I[STAT, i]
-        start[w] = I[START, i]
+        _join_window(w, act[p], win, rem, alloc, dem, stat, start, F, I)
         w += 1
         p += 1
     for k in range(p, n):
@@ -768,12 +773,7 @@ def _replay_fifo(t, act, n, F, I, rows, target, gpus, counters):
         k = 0
         while k < w or (left > 0 and p < n):
             if k == w:  # the next queued job joins the window with its current state
-                i = act[p]
-                win[w] = i
-                rem[w] = F[EREM, i]
-                dem[w] = I[DEM, i]
-                stat[w] = I[STAT, i]
-                start[w] = I[START, i]
+                _join_window(w, act[p], win, rem, alloc, dem, stat, start, F, I)
                 tail_dem -= dem[w]
                 w += 1
                 p += 1

@@ -198,6 +198,34 @@ def fig7_table(workloads: Mapping[str, Workload], policies: Sequence[str], gpus:
     return pd.concat(rows, ignore_index=True)
 
 
+JCT_COLUMNS = ["trace", "policy", "jobs", "avg_jct", "norm_avg_jct"]
+
+
+def fig7_jct_table(predicted: pd.DataFrame, workloads: Mapping[str, Workload],
+                   policies: Sequence[str], gpus: int, executor: Executorish = None) -> pd.DataFrame:
+    """Normalised avg JCT of every trace in ``workloads``, in their order.
+
+    Traces already in ``predicted`` (a :func:`fig7_table` with predictions) keep its JCTs: a
+    prediction never changes the schedule. The others run without the predictor, and so does
+    the smallest trace the two share, whose JCTs must then equal the predicted run's
+    (``RuntimeError`` if not): the check costs one small trace, not a second pass over all.
+    """
+    shared = [t for t in workloads if t in set(predicted.trace)]
+    check = min(shared, key=lambda t: len(workloads[t]), default=None)
+    run = [t for t in workloads if t not in shared or t == check]
+    fresh = fig7_table({t: workloads[t] for t in run}, policies, gpus, executor, predict=False)
+    if check is not None:
+        both = predicted.merge(fresh[fresh.trace == check], on=["trace", "policy"], suffixes=("", "_jct"))
+        bad = both[both.avg_jct != both.avg_jct_jct]
+        if len(both) == 0 or len(bad):
+            raise RuntimeError(f"trace {check}: avg JCT with and without predictions differ for "
+                               f"{list(bad.policy) or 'every policy'}: a prediction changed a schedule")
+    rows = pd.concat([predicted[predicted.trace.isin(shared)][JCT_COLUMNS],
+                      fresh[~fresh.trace.isin(shared)][JCT_COLUMNS]], ignore_index=True)
+    order = {t: k for k, t in enumerate(workloads)}
+    return rows.sort_values("trace", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
+
+
 def toy_table(runs: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """Fig. 1b: mean JCT, mean Pred_err (%) and peak unfairness (%) per policy."""
     rows = []
@@ -401,7 +429,7 @@ def fig9b_searches(full: Workload, grid: Sequence[Sequence[int]], objectives,
             t0 = time.perf_counter()
             f = pareto_search(fig9_workload(full, jobs, gpus), objectives, budget=budget,
                               gpus=gpus, rng=np.random.default_rng(0), executor=ex,
-                              progress=False)
+                              progress=f"Fig. 9b search, {jobs} jobs x {gpus} GPUs")
             wall = time.perf_counter() - t0
             cpu = float(np.nansum(f.eval_cpu_seconds))
             rows.append({"jobs": jobs, "gpus": gpus, "evaluations": f.n_evaluations,
@@ -427,7 +455,8 @@ def fig9c_coverage(workload: Workload, objectives, budgets: Sequence[int],
         for space in ["heuristic", "raw"]:
             for seed in seeds:
                 f = pareto_search(workload, objectives, budget=top, space=space,
-                                  rng=np.random.default_rng(seed), executor=ex, progress=False)
+                                  rng=np.random.default_rng(seed), executor=ex,
+                                  progress=f"Fig. 9c search, {space} space, seed {seed}")
                 archives[space, seed] = f.evaluations[cols].to_numpy()
     union = np.vstack([archive_front(F, top) for F in archives.values()])
     reference = union[nondominated(union)]
@@ -460,9 +489,11 @@ def fig10c_transfer(w_train: Workload, w_test: Workload, objectives, *, budget: 
     cols = [o.label for o in objectives]
     with _executor(executor) as ex:
         f_train = pareto_search(w_train, objectives, budget=budget, gpus=gpus,
-                                rng=np.random.default_rng(seed), executor=ex, progress=False)
+                                rng=np.random.default_rng(seed), executor=ex,
+                                progress="Fig. 10c search at the training load")
         f_test = pareto_search(w_test, objectives, budget=budget, gpus=gpus,
-                               rng=np.random.default_rng(seed), executor=ex, progress=False)
+                               rng=np.random.default_rng(seed), executor=ex,
+                               progress="Fig. 10c search at the test load")
         moved = np.array(ex.map(evaluate_config, f_train.configs, w_test, objectives, gpus,
                                 desc="training front at the test load"), dtype=float)
     gap = front_gap(moved, f_test.table[cols].to_numpy())

@@ -454,7 +454,7 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
                   space: str = "heuristic", gpus: int = 64,
                   rng: np.random.Generator | None = None,
                   executor: parallel.Executor | int | str | None = None,
-                  checkpoint_dir: str | Path | None = None, progress: bool = True,
+                  checkpoint_dir: str | Path | None = None, progress: bool | str = True,
                   on_generation: Callable[[int, int], None] | None = None) -> ParetoFront:
     """``GetParetoFront``: SPEA2 search for Pareto-optimal WFQ configurations.
 
@@ -487,6 +487,9 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
         would have stopped at earlier (``<=`` the evaluations before the checkpoint's last
         generation) is refused; the checkpoint's own budget or any budget up to its
         evaluation count returns the finished search unchanged.
+    progress : bool or str
+        Show a progress bar (plain lines in a pipeline, :mod:`schedlab.progress`); a string
+        shows it under that description instead of ``pareto``.
     on_generation : callable(generation, n_evaluations), optional
         Called after each checkpoint (tests use it to interrupt).
 
@@ -532,7 +535,8 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
         X_all, F_all, cpu_all, gen = [], [], [], 0
         before_last = 0
     ex, own_executor = parallel.resolve(executor)
-    bar = progress_bar(total=budget, initial=len(X_all), desc="pareto", unit="evaluation", disable=not progress)
+    bar = progress_bar(total=budget, initial=len(X_all), desc=progress if isinstance(progress, str) else "pareto",
+                       unit="evaluation", disable=not progress)
     try:
         # our own budget check: with ask/tell pymoo's evaluator does not count evaluations
         while len(X_all) < budget:

@@ -1,0 +1,97 @@
+"""How long each pipeline stage took on this machine, and the totals per paper and profile.
+
+:func:`schedlab.notebooks.run` records one JSON per executed notebook under
+``results/<paper>/timings/stages/<name>.json`` (wall and CPU seconds, the profile, the machine's
+cores and load average at start and end). Like every file under ``timings/`` these are not
+pipeline outputs: no stage declares or reads them, so the pipeline's outputs stay byte for byte
+the same while the times are kept. ``schedlab timings`` (run at the end of ``make reproduce``)
+prints them, so a paper-profile run states what its PCS part took.
+
+Examples
+--------
+>>> import tempfile
+>>> from pathlib import Path
+>>> root = Path(tempfile.mkdtemp())
+>>> _ = record(root, "pcs/fig9", profile="paper", wall_s=600.0, cpu_s=1150.0, load=(0.1, 2.0))
+>>> _ = record(root, "pcs/fig7", profile="paper", wall_s=780.0, cpu_s=1500.0, load=(0.2, 1.9))
+>>> t = table(root)
+>>> t[["stage", "wall_s"]].values.tolist()
+[['pcs/fig7', 780.0], ['pcs/fig9', 600.0]]
+>>> row = totals(t).iloc[0]
+>>> row.paper, row.profile, int(row.stages), float(row.wall_min)
+('pcs', 'paper', 2, 23.0)
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+from pathlib import Path
+
+import pandas as pd
+
+from schedlab import paths
+from schedlab.io import atomic_write_text
+
+#: the folder under ``results/<paper>/timings/`` that holds one JSON per stage run
+FOLDER = "stages"
+COLUMNS = ["stage", "profile", "wall_s", "cpu_s", "cores", "load_start", "load_end", "started_utc", "host"]
+
+
+def stage_file(root: Path, name: str) -> Path:
+    """``root/results/<paper>/timings/stages/<stem>.json`` for notebook ``name`` (``pcs/fig9``)."""
+    paper, _, stem = name.partition("/")
+    if not stem:
+        raise ValueError(f"notebook name {name!r}: expected <paper>/<name>, e.g. pcs/fig9")
+    return Path(root) / "results" / paper / paths.TIMINGS / FOLDER / f"{stem}.json"
+
+
+def record(root: Path, name: str, *, profile: str, wall_s: float, cpu_s: float,
+           load: tuple[float, float], started: _dt.datetime | None = None) -> Path:
+    """Write the times of one run of notebook ``name`` (atomically); returns the file."""
+    started = started or _dt.datetime.now(_dt.timezone.utc) - _dt.timedelta(seconds=wall_s)
+    entry = {"stage": name, "profile": profile, "wall_s": round(wall_s, 3), "cpu_s": round(cpu_s, 3),
+             "cores": os.cpu_count(), "load_start": load[0], "load_end": load[1],
+             "started_utc": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "host": platform.node()}
+    path = stage_file(root, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(entry, indent=1) + "\n")
+    return path
+
+
+def load_average() -> float:
+    """The 1-minute load average (0 where the platform has none)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return 0.0
+
+
+def table(root: Path | None = None) -> pd.DataFrame:
+    """Every recorded stage under ``root`` (default: the repository), by paper then stage."""
+    root = Path(root) if root is not None else paths.ROOT
+    rows = []
+    for f in sorted((root / "results").glob(f"*/{paths.TIMINGS}/{FOLDER}/*.json")):
+        try:
+            entry = json.loads(f.read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{f}: not a stage-times JSON ({exc})") from None
+        missing = [c for c in COLUMNS if c not in entry]
+        if missing:
+            raise ValueError(f"{f}: missing field(s) {', '.join(missing)}")
+        rows.append({c: entry[c] for c in COLUMNS})
+    return pd.DataFrame(rows, columns=COLUMNS).sort_values("stage", kind="stable").reset_index(drop=True)
+
+
+def totals(t: pd.DataFrame) -> pd.DataFrame:
+    """Wall and CPU minutes per (paper, profile): the stages of one paper ran one after another
+    under ``dvc repro``, so their walls add up; the load columns say how busy the machine was."""
+    t = t.assign(paper=t.stage.str.partition("/")[0], load=t[["load_start", "load_end"]].max(axis=1))
+    g = t.groupby(["paper", "profile"], sort=True)
+    out = g.agg(stages=("stage", "size"), wall_s=("wall_s", "sum"), cpu_s=("cpu_s", "sum"),
+                max_load=("load", "max")).reset_index()
+    out["wall_min"] = (out.wall_s / 60).round(1)
+    out["cpu_min"] = (out.cpu_s / 60).round(1)
+    return out[["paper", "profile", "stages", "wall_min", "cpu_min", "max_load"]]
