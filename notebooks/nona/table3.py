@@ -6,7 +6,9 @@
 # of the paper shows that this offline step is quick (seconds, on one CPU core) and does not grow
 # with the number of servers, while training the learned scheduler Decima takes hundreds of GPU
 # hours and grows with the cluster. We time our three solvers of Nona's problem for the same
-# cluster sizes.
+# cluster sizes, on an instance where splitting pays (background link load `comm_load`), so that
+# the optimisation has real work to do: in the default regime of Figs. 3-5 every subgraph stays
+# together and the global solver runs no LP at all.
 #
 # Details: Table III reports one solve time for Nona's optimisation at every cluster size (16 to
 # 128 servers, single-threaded, AMD EPYC 7502P) next to Decima's training hours (the paper's
@@ -31,6 +33,8 @@ profile = "default"  # params.yaml has no teaching/paper values for this noteboo
 servers = [16, 32, 48, 64, 80, 96, 112, 128]
 load = 0.5
 bandwidth_gbps = 10.0
+comm_load = 0.05  # background link load: at 0.05 splitting pays, so the solvers have LPs to run (None: = load, no split pays)
+repeats = 3  # solves per size and method; the fastest is the time (the machine is shared)
 models = ["gpt2", "densenet121", "vgg16", "alexnet", "resnet18"]
 methods = ["global", "local"]
 penalty_servers = [80]
@@ -46,7 +50,7 @@ if profile != "default":  # a profile chosen in JupyterLab: its values from para
 import matplotlib.pyplot as plt
 import pandas as pd
 from schedlab import io
-from schedlab.nona.optimise import solve
+from schedlab.nona.optimise import placement_counts, solve
 from schedlab.nona.workload import Cluster, build_workload, inference_classes
 
 out = Outputs(output_root, "nona/table3")
@@ -54,16 +58,25 @@ classes = inference_classes(models)  # graphs read once
 rows = []
 for n in servers:
     cluster = Cluster(servers=n, bandwidth_gbps=bandwidth_gbps)
-    wl = build_workload(classes=classes, load=load, cluster=cluster)
+    wl = build_workload(classes=classes, load=load, cluster=cluster, comm_load=comm_load)
     todo = list(methods) + (["penalty"] if n in penalty_servers else [])
     for m in todo:
         opts = {"max_iter": penalty_max_iter} if m == "penalty" else {}
-        r = solve(wl, cluster, method=m, **opts)
-        rows.append({"servers": n, "method": m, "solve_s": r.solve_seconds, "objective": r.objective,
-                     "mean_jct_s": r.mean_jct_s, "gap_bound": r.gap, "search_space": r.problem.search_space})
+        solves = [solve(wl, cluster, method=m, **opts) for _ in range(1 if m == "penalty" else repeats)]
+        r = solves[0]
+        rows.append({"servers": n, "method": m, "solve_s": min(x.solve_seconds for x in solves),
+                     "objective": r.objective, "mean_jct_s": r.mean_jct_s, "gap_bound": r.gap,
+                     "search_space": r.problem.search_space, **placement_counts(r),
+                     "lps": r.info.get("lps"), "nodes": r.info.get("nodes")})
 runs = pd.DataFrame(rows)
+classes_subgraphs = len(r.problem.starts)  # distributions: one per splittable subgraph
 best = runs[runs.method == "global"].set_index("servers").objective
 runs["excess_over_global"] = runs.objective - runs.servers.map(best)
+# Table III is only a test of the solver if it has work to do: at the global optimum some
+# subgraph leaves "all together" at every size (the LPs column counts its interval bounds)
+together = runs[(runs.method == "global") & (runs.split_subgraphs == 0)].servers.tolist()
+assert not together, (f"no subgraph splits at {together} servers (comm_load={comm_load}): the timed solves "
+                      "would run no LP; pick a background link load where splitting pays (e.g. 0.05)")
 # the solve times vary from run to run: the pipeline's output keeps what the solvers found, the
 # times go to results/nona/timings/ (compared with the paper's in timings/comparison.md)
 io.atomic_write_text(out.results("table3_runs.csv"), runs.drop(columns="solve_s").to_csv(index=False))
@@ -108,6 +121,10 @@ timing_columns = [c for c in table3.columns if c.startswith("ours_") or c in ("s
                                                                               "decima_training_s_ours")]
 io.atomic_write_text(out.results("table3.csv"), table3.drop(columns=timing_columns).to_csv(index=False))
 io.atomic_write_text(out.timings("table3.csv"), table3.to_csv(index=False))
+g = t["global"]
+summary = {"global_max_s": float(g.max()), "global_max_over_min": float(g.max() / g.min()),
+           "local_max_s": float(t["local"].max()) if "local" in t else None}
+io.atomic_write_text(out.timings("table3_summary.json"), json.dumps(summary, indent=1) + "\n")
 table3.round(4)
 
 # %%
@@ -144,9 +161,16 @@ from schedlab.nona.plotting import paper_vs_ours
 
 comparison = paper_vs_ours(["table3."], out.root, gains=False, timings=True)
 display(comparison)
-g = t["global"]
-text = [f"Our certified global solve takes {g.min():.3g}-{g.max():.3g} s over {min(servers)}-{max(servers)} servers "
-        f"(largest / smallest: {g.max() / g.min():.2f}); the paper reports {nona_paper_s:g} s at every size."]
+work = runs[runs.method == "global"].set_index("servers")
+text = [f"On an instance where splitting pays (background link load {comm_load:g}), the certified global solution "
+        f"splits {work.split_subgraphs.min()}-{work.split_subgraphs.max()} of {classes_subgraphs} subgraphs and places "
+        f"{work.mixed_subgraphs.min()}-{work.mixed_subgraphs.max()} at random; the solve runs "
+        f"{work.lps.min():.0f}-{work.lps.max():.0f} interval bounds in {work.nodes.min():.0f}-{work.nodes.max():.0f} "
+        "branch-and-bound nodes.",
+        f"It takes {g.min():.3g}-{g.max():.3g} s over {min(servers)}-{max(servers)} servers (fastest of {repeats}; "
+        f"largest / smallest: {g.max() / g.min():.2f}, so not flat: the link carries more inference traffic in a larger "
+        f"cluster at the same load, and the search over the link wait needs more bounds); the paper reports "
+        f"{nona_paper_s:g} s at every size."]
 if "local" in t:
     text.append(f"The local solver takes {t['local'].min():.3g}-{t['local'].max():.3g} s.")
 excess = runs.groupby("method").excess_over_global.max()

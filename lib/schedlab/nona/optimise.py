@@ -466,6 +466,28 @@ class Result:
         return out
 
 
+def placement_counts(result: Result, tol: float = 1e-6) -> dict[str, int]:
+    """How many subgraphs the solution splits and how many it places at random.
+
+    ``split_subgraphs``: distributions whose "all together" option (each distribution's
+    first) has probability below ``1 - tol``; ``mixed_subgraphs``: distributions with more
+    than one option above ``tol`` (Nona's stochastic placement). Probabilities within ``tol``
+    of 0 or 1 are solver rounding (the local solver's softmax never reaches exactly 0).
+
+    >>> from schedlab.nona.workload import Cluster, build_workload, job_f
+    >>> cl = Cluster(servers=2, bandwidth_gbps=80)
+    >>> wl = build_workload(classes=[job_f()], load=0.5, cluster=cl, comm_load=0.0)
+    >>> placement_counts(solve(wl, cl))
+    {'split_subgraphs': 1, 'mixed_subgraphs': 0}
+    """
+    p = result.problem
+    if not p.n_options:
+        return {"split_subgraphs": 0, "mixed_subgraphs": 0}
+    support = np.add.reduceat((result.theta > tol).astype(int), p.starts)
+    return {"split_subgraphs": int(np.sum(result.theta[p.starts] < 1 - tol)),
+            "mixed_subgraphs": int(np.sum(support > 1))}
+
+
 def _finish(prob: Problem, method: str, theta: np.ndarray, t0: float, **kw) -> Result:
     theta = _clean(prob, theta)
     ev = evaluate(prob, theta)
