@@ -302,3 +302,43 @@ def test_cli_invalid_input_is_a_clear_error():
     res = run_cli("--load", "0.5", "--comm-load", "1.0", "--models", "resnet18", "--json")
     assert res.returncode != 0 and res.stdout == ""
     assert "comm_load must be in [0, 1)" in res.stderr
+
+
+def _select_arrays(v, key, starts, dist, largest):
+    """The array version of ``_lagrange.select`` (numpy reductions): the compiled one must agree."""
+    vmin = np.minimum.reduceat(v, starts)
+    tie = v <= vmin[dist] + _lagrange.TIE_RTOL * np.abs(vmin[dist])
+    k = np.where(tie, -key if largest else key, np.inf)
+    kmin = np.minimum.reduceat(k, starts)
+    cand = np.flatnonzero(tie & (k == kmin[dist]))
+    dc = dist[cand]
+    first = np.ones(len(cand), dtype=bool)
+    first[1:] = dc[1:] != dc[:-1]
+    return cand[first]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_compiled_option_loops_equal_the_array_versions(seed):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 9, size=12)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    dist = np.repeat(np.arange(len(sizes)), sizes)
+    n = int(sizes.sum())
+    # coarse values: many exact ties, and near-ties inside the relative tolerance
+    v = rng.integers(0, 4, n).astype(float) + rng.choice([0.0, 1e-13, 1e-9], n)
+    key = rng.integers(0, 3, n).astype(float)
+    for largest in (False, True):
+        assert np.array_equal(_lagrange.select(v, key, starts, dist, largest), _select_arrays(v, key, starts, dist, largest))
+    lam = 0.37
+    vv, vmin, gm, gp = _lagrange._dual_pieces(v, key, lam, starts)
+    ref = v + lam * key
+    ref_min = np.minimum.reduceat(ref, starts)
+    tie = ref <= (ref_min + _lagrange.TIE_RTOL * np.abs(ref_min))[dist]
+    assert np.array_equal(vv, ref) and np.array_equal(vmin, ref_min)
+    assert np.array_equal(gm, np.maximum.reduceat(np.where(tie, key, -np.inf), starts))
+    assert np.array_equal(gp, np.minimum.reduceat(np.where(tie, key, np.inf), starts))
+    AT, nT = rng.integers(0, 3, (4, n)).astype(float), rng.integers(0, 3, (4, n)).astype(float)
+    M, s = _lagrange._branches(AT, nT, 0.5)
+    lines = AT + nT * 0.5
+    assert np.array_equal(M, lines.max(axis=0))
+    assert np.array_equal(s, nT[np.argmax(lines, axis=0), np.arange(n)])  # the first line attaining the max

@@ -50,6 +50,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from scipy.optimize import minimize_scalar
 
 TIE_RTOL = 1e-12  # relative tolerance for ties between options' Lagrangian values
@@ -78,17 +79,7 @@ class Arrays:
 
     def branches(self, psi: float) -> tuple[np.ndarray, np.ndarray]:
         """(M(psi), slope of the branch line attaining M at psi) for every option."""
-        M = self.AT[0] + self.nT[0] * psi
-        s = self.nT[0].copy()
-        v = np.empty_like(M)
-        up = np.empty(M.shape, dtype=bool)
-        for A_i, n_i in zip(self.AT[1:], self.nT[1:]):
-            np.multiply(n_i, psi, out=v)
-            v += A_i
-            np.greater(v, M, out=up)
-            np.copyto(M, v, where=up)
-            np.copyto(s, n_i, where=up)
-        return M, s
+        return _branches(self.AT, self.nT, float(psi))
 
     def g(self, psi: float) -> np.ndarray:
         return self.a + 2.0 * psi * self.r
@@ -97,17 +88,94 @@ class Arrays:
         return 2.0 * psi * self.u0 - self.N0
 
 
+# The hot loops over options (tens of thousands with our GPT-2 trace) are compiled: one pass
+# per distribution instead of several numpy reductions and temporaries. Same comparisons and the
+# same float operations in the same order as the array versions (tests compare them), and every
+# sum over distributions stays a numpy sum, so results are bit for bit the same.
+
+
+@njit(cache=True)
+def _branches(AT: np.ndarray, nT: np.ndarray, psi: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per option: the max over its branch lines A + n psi, and the slope n of the line attaining it
+    (the first such line among equal values)."""
+    k, n = AT.shape
+    M = np.empty(n)
+    s = np.empty(n)
+    for o in range(n):
+        m = AT[0, o] + nT[0, o] * psi
+        sl = nT[0, o]
+        for i in range(1, k):
+            v = nT[i, o] * psi
+            v += AT[i, o]
+            if v > m:
+                m = v
+                sl = nT[i, o]
+        M[o] = m
+        s[o] = sl
+    return M, s
+
+
+@njit(cache=True)
+def _tie_limit(vmin: float) -> float:
+    return vmin + TIE_RTOL * abs(vmin)
+
+
+@njit(cache=True)
+def _select(v: np.ndarray, key: np.ndarray, starts: np.ndarray, largest: bool) -> np.ndarray:
+    nd = len(starts)
+    out = np.empty(nd, dtype=np.int64)
+    for d in range(nd):
+        a, b = starts[d], (starts[d + 1] if d + 1 < nd else len(v))
+        vmin = v[a]
+        for o in range(a + 1, b):
+            if v[o] < vmin:
+                vmin = v[o]
+        lim = _tie_limit(vmin)
+        best, bk = -1, 0.0
+        for o in range(a, b):
+            if v[o] <= lim:
+                k = -key[o] if largest else key[o]
+                if best < 0 or k < bk:
+                    best, bk = o, k
+        out[d] = best
+    return out
+
+
 def select(v: np.ndarray, key: np.ndarray, starts: np.ndarray, dist: np.ndarray, largest: bool) -> np.ndarray:
-    """Per distribution, the index of the minimum of ``v``; among ties, the smallest (or largest) ``key``."""
-    vmin = np.minimum.reduceat(v, starts)
-    tie = v <= vmin[dist] + TIE_RTOL * np.abs(vmin[dist])
-    k = np.where(tie, -key if largest else key, np.inf)
-    kmin = np.minimum.reduceat(k, starts)
-    cand = np.flatnonzero(tie & (k == kmin[dist]))
-    dc = dist[cand]
-    first = np.ones(len(cand), dtype=bool)
-    first[1:] = dc[1:] != dc[:-1]
-    return cand[first]
+    """Per distribution, the index of the minimum of ``v``; among ties, the smallest (or largest)
+    ``key``, then the first. ``dist`` (each option's distribution) is implied by ``starts``.
+
+    >>> import numpy as np
+    >>> v, key = np.array([1.0, 1.0, 2.0, 0.5, 0.5]), np.array([3.0, 1.0, 0.0, 2.0, 2.0])
+    >>> starts, dist = np.array([0, 3]), np.array([0, 0, 0, 1, 1])
+    >>> select(v, key, starts, dist, largest=False).tolist(), select(v, key, starts, dist, largest=True).tolist()
+    ([1, 3], [0, 3])
+    """
+    return _select(v, key, starts, largest)
+
+
+@njit(cache=True)
+def _dual_pieces(c: np.ndarray, g: np.ndarray, lam: float, starts: np.ndarray):
+    """v = c + lam g and, per distribution, min v and the largest / smallest g among its ties."""
+    nd, n = len(starts), len(c)
+    v = np.empty(n)
+    for o in range(n):
+        v[o] = c[o] + lam * g[o]
+    vmin, gm, gp = np.empty(nd), np.empty(nd), np.empty(nd)
+    for d in range(nd):
+        a, b = starts[d], (starts[d + 1] if d + 1 < nd else n)
+        m = v[a]
+        for o in range(a + 1, b):
+            if v[o] < m:
+                m = v[o]
+        lim = _tie_limit(m)
+        hi, lo = -np.inf, np.inf
+        for o in range(a, b):
+            if v[o] <= lim:
+                hi = max(hi, g[o])
+                lo = min(lo, g[o])
+        vmin[d], gm[d], gp[d] = m, hi, lo
+    return v, vmin, gm, gp
 
 
 @dataclass
@@ -170,11 +238,9 @@ def mckp(c: np.ndarray, g: np.ndarray, b: float, starts: np.ndarray, dist: np.nd
     for it in range(1, max_iter + 1):
         if lam is None:
             lam = (right[0] - left[0]) / (left[1] - right[1])
-        v = c + lam * g
-        vmin = np.minimum.reduceat(v, starts)
-        tie = v <= (vmin + TIE_RTOL * np.abs(vmin))[dist]
-        Gm = float(np.maximum.reduceat(np.where(tie, g, -np.inf), starts).sum())  # left derivative side
-        Gp = float(np.minimum.reduceat(np.where(tie, g, np.inf), starts).sum())  # right derivative side
+        v, vmin, gm, gp = _dual_pieces(c, g, float(lam), starts)
+        Gm = float(gm.sum())  # left derivative side
+        Gp = float(gp.sum())  # right derivative side
         V = float(vmin.sum())
         dual = V - lam * b
         if dual > best_dual:
