@@ -563,6 +563,8 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
                     Path(tmp).write_bytes(pickle.dumps(
                         {"key": key, "algo": algo, "X": X_all, "F": F_all, "gen": gen,
                          "cpu": cpu_all, "before_last": before_last}))
+            if bar.total is not None and bar.n + len(X) > bar.total:
+                bar.total = bar.n + len(X)  # the last generation runs past the budget (up to 104)
             bar.update(len(X))
             bar.set_postfix(front=len(algo.opt) if algo.opt is not None else 0)
             if on_generation is not None:
