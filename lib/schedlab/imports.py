@@ -7,10 +7,10 @@ imported or executed); ``tests/test_stage_deps.py`` fails when ``dvc.yaml`` miss
 
 Examples
 --------
->>> files = module_files("schedlab.notebooks")  # it imports paths and progress, and io lazily
+>>> files = module_files("schedlab.notebooks")  # it imports paths, progress and stagetimes, and io lazily
 >>> sorted(f.relative_to(paths.ROOT).as_posix() for f in files)  # doctest: +NORMALIZE_WHITESPACE
 ['lib/schedlab/__init__.py', 'lib/schedlab/io.py', 'lib/schedlab/notebooks.py', 'lib/schedlab/paths.py',
- 'lib/schedlab/progress.py']
+ 'lib/schedlab/progress.py', 'lib/schedlab/stagetimes.py']
 """
 
 from __future__ import annotations
