@@ -37,9 +37,15 @@ def data_label(trace_dir: str | Path) -> str:
     return "REAL" if trace_dir else "SYNTHETIC"
 
 
-def work_dir(root: str | Path, trace_dir: str | Path, n_jobs: int | str, seed: int) -> Path:
-    """The pipeline's cache folder under ``root``: one per real trace or synthetic size and seed."""
-    return Path(root) / "data" / "cache" / "polaris" / ("real" if trace_dir else f"synthetic_{n_jobs}_{seed}")
+def work_dir(root: str | Path, trace_dir: str | Path, n_jobs: int | str, seed: int, planted: str = "") -> Path:
+    """The pipeline's cache folder under ``root``: one per real trace or synthetic size, seed and
+    planted structure (:func:`schedlab.polaris.synthetic.plant_profiles`; ``""``: none).
+
+    >>> work_dir("/repo", "", 3000, 0, "authors").name
+    'synthetic_3000_0_planted-authors'
+    """
+    name = "real" if trace_dir else f"synthetic_{n_jobs}_{seed}" + (f"_planted-{planted}" if planted else "")
+    return Path(root) / "data" / "cache" / "polaris" / name
 
 
 @contextmanager
@@ -52,14 +58,16 @@ def timed(timings: dict[str, float], name: str) -> Iterator[None]:
         timings[name] = time.perf_counter() - t0
 
 
-def trace_folder(trace_dir: str | Path, work: Path, n_jobs: int | str, seed: int) -> Path:
+def trace_folder(trace_dir: str | Path, work: Path, n_jobs: int | str, seed: int, planted: str = "") -> Path:
     """``trace_dir`` if given; else a synthetic trace of ``n_jobs`` jobs (a count or a preset of
-    :data:`schedlab.polaris.synthetic.SIZES`, e.g. ``"real"``) under ``work/trace``, written once."""
+    :data:`schedlab.polaris.synthetic.SIZES`, e.g. ``"real"``) under ``work/trace``, written once;
+    ``planted`` plants profiles in it and writes their labels beside it (``synthesize(planted=)``)."""
     if trace_dir:
         return Path(trace_dir)
     tdir = work / "trace"
-    if not (tdir / "pai_task_table.tar.gz").is_file():
-        synthetic.synthesize(tdir, n_jobs, np.random.default_rng([seed, 1]), progress=False)
+    done = (tdir / "pai_task_table.tar.gz").is_file() and (not planted or (tdir / synthetic.PLANTED_LABELS).is_file())
+    if not done:
+        synthetic.synthesize(tdir, n_jobs, np.random.default_rng([seed, 1]), planted=planted or None, progress=False)
     return tdir
 
 
@@ -198,6 +206,40 @@ def unseen_jobs(joined: Path, sample: pd.DataFrame, n: int, seed: int) -> pd.Dat
                            "ORDER BY \"row\"").fetch_df()
     finally:
         con.close()
+
+
+def planted_recovery_run(root: str | Path, n_jobs: int | str, seed: int, config: grid.Config, *, planted: str,
+                         join: str, memory_limit: str, sample_total: int, keep_zero_strata: bool,
+                         silhouette_sample: int | None = None) -> tuple[dict, pd.DataFrame]:
+    """One configuration on a stand-in with planted profiles, scored against them.
+
+    The same steps as the pipeline (a synthetic trace of ``n_jobs`` jobs and ``seed``, now with
+    ``planted`` profiles, in its own work folder :func:`work_dir`; ``join``; Table I's sample of
+    ``sample_total`` rows), the planted label attached to every sampled row
+    (:func:`schedlab.polaris.synthetic.attach_planted`), then ``config`` run on the sample (cached
+    as a grid run) and :func:`schedlab.polaris.scoring.planted_recovery`. Returns a record (the
+    configuration, the run's cluster/outlier counts and silhouette, the recovery figures) and the
+    sample with ``planted`` and found ``profile`` columns.
+    """
+    from schedlab.polaris import scoring
+
+    work = work_dir(root, "", n_jobs, seed, planted)
+    tdir = trace_folder("", work, n_jobs, seed, planted)
+    info = ingest_and_join(tdir, work, join, memory_limit)
+    sample = synthetic.attach_planted(draw_sample(info.path, sample_total, seed, keep_zero_strata=keep_zero_strata),
+                                      tdir)
+    X = sample[list(FEATURES)].to_numpy(float)
+    row = grid.run_one(X, config, work / "grid_cache", seed=seed, silhouette_sample=silhouette_sample)
+    idx, labels = grid.load_labels(work / "grid_cache", row["key"])
+    found = np.full(len(sample), -1, dtype=np.int64)
+    found[idx] = labels
+    rec = scoring.planted_recovery(found, sample["planted"].to_numpy())
+    record = {"data": data_label(""), "planted": planted, "n_jobs": n_jobs, "seed": seed, "join": join,
+              "joined_rows": int(info.rows), "algorithm": config.algorithm, "transform": config.transform,
+              "metric": config.metric, "min_cluster_size": config.min_cluster_size,
+              "n_clusters": int(row["n_clusters"]), "n_outliers": int(row["n_outliers"]),
+              "avg_silhouette": float(row["avg_silhouette"]), **rec}
+    return record, sample.assign(profile=found)
 
 
 def run_record(run: pd.Series, keys=("transform", "metric", "min_cluster_size", "n_clusters", "n_outliers",

@@ -265,3 +265,44 @@ def fixed_label_silhouettes(X: np.ndarray, meta, groupings=None, metrics=("eucli
             continue
         rows[name] = {m: float(silhouette_score(X[idx], labels, metric=m)) for m in metrics}
     return pd.DataFrame(rows).T
+
+
+def planted_recovery(labels_found, labels_planted) -> dict:
+    """How well a clustering recovers planted profiles: adjusted Rand index (scikit-learn) and counts.
+
+    Both label arrays use -1 for noise / background. ``ari`` compares the two partitions of all
+    rows, noise being one more group on each side (a clustering that calls the planted
+    background noise is rewarded, one that scatters it is not). ``ari_non_noise`` compares them
+    on the rows that are in a planted profile *and* in a found cluster (how the clustered rows
+    are grouped, whatever was called noise); NaN with fewer than 2 such rows. Also returned:
+    planted / found profile counts (distinct labels >= 0), the rows in both, the noise shares
+    and the share of planted-profile rows the clustering called noise.
+
+    >>> r = planted_recovery([1, 1, 0, 0, -1], [0, 0, 1, 1, -1])
+    >>> r["ari"], r["ari_non_noise"], r["planted_profiles"], r["found_profiles"]
+    (1.0, 1.0, 2, 2)
+    """
+    from sklearn.metrics import adjusted_rand_score
+
+    found = np.asarray(labels_found)
+    planted = np.asarray(labels_planted)
+    if found.ndim != 1 or found.shape != planted.shape or found.size == 0:
+        raise ValueError(f"planted_recovery needs two 1-d label arrays of one length > 0, got shapes "
+                         f"{found.shape} and {planted.shape}")
+    if not (np.issubdtype(found.dtype, np.integer) and np.issubdtype(planted.dtype, np.integer)):
+        if not (np.all(found == np.round(found)) and np.all(planted == np.round(planted))):
+            raise ValueError("planted_recovery needs integer labels (-1 = noise)")
+        found, planted = found.astype(np.int64), planted.astype(np.int64)
+    both = (found >= 0) & (planted >= 0)
+    in_planted = planted >= 0
+    return {
+        "rows": int(found.size),
+        "planted_profiles": int(np.unique(planted[in_planted]).size),
+        "found_profiles": int(np.unique(found[found >= 0]).size),
+        "ari": float(adjusted_rand_score(planted, found)),
+        "ari_non_noise": float(adjusted_rand_score(planted[both], found[both])) if both.sum() >= 2 else float("nan"),
+        "rows_non_noise": int(both.sum()),
+        "planted_noise_share": float(np.mean(planted < 0)),
+        "found_noise_share": float(np.mean(found < 0)),
+        "planted_rows_found_noise_share": float(np.mean(found[in_planted] < 0)) if in_planted.any() else float("nan"),
+    }

@@ -27,6 +27,11 @@ Version ``v2`` (default; each choice is an assumption, stated here once):
   and about 7.2 instances per job (the last estimated from the instance CSV's size).
 * **Planted job.** The paper's most recurrent job name (:data:`PAPER_TOP_JOB_NAME`) is an ``rl``
   job whose ``instances^2`` join rows are :data:`PLANTED_JOB_SHARE` of the rl stratum.
+* **Planted profiles** (``planted="authors"``, off by default): the authors' 26 profiles as their
+  notebook printed them (workload, task name, sample rows; :data:`AUTHORS_PROFILES`) planted as
+  job modes built from real rows, with a ground-truth label per task beside the archives
+  (:func:`plant_profiles`, :func:`attach_planted`), to score a clustering by adjusted Rand index
+  (:func:`schedlab.polaris.scoring.planted_recovery`).
 * Validation on held-out real rows: :mod:`schedlab.polaris.realism`.
 
 Version ``v1`` (``version="v1"``, the earlier model, kept for comparison):
@@ -79,7 +84,7 @@ from scipy import stats
 from schedlab.progress import bar as progress_bar
 
 from schedlab import data
-from schedlab.io import atomic_path
+from schedlab.io import atomic_path, atomic_write_text
 from schedlab.polaris.schema import (JOB_STATUS_COUNTS, REAL_GROUP_TAG_ROWS, REAL_JOB_ROWS, SENSOR_FEATURES,
                                        TABLE_I_SIZES, TABLES, TASK_FEATURES, TRACE_TABLES, WORKLOAD_JOB_COUNTS,
                                        WORKLOADS)
@@ -359,7 +364,7 @@ VERSIONS: tuple[str, ...] = ("v2", "v1")
 def synthesize(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generator, *,
                calibration: Calibration | None = None, chunk_jobs: int = 50_000, n_users: int = 1_300,
                sensor_jitter: float | None = None, fresh_group: float = 0.5, size_bias_power: float | None = None,
-               version: str = "v2", progress: bool = True) -> dict[str, int]:
+               version: str = "v2", planted: str | None = None, progress: bool = True) -> dict[str, int]:
     """Write ``pai_<table>.tar.gz`` for the five trace tables plus the real machine spec into ``out_dir``.
 
     ``n_jobs`` is a job count or a preset name in :data:`SIZES` (``"real"`` = 1,055,501 jobs, the
@@ -373,9 +378,17 @@ def synthesize(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generator,
     ``sensor_jitter``: v1, sigma of the instances' log-normal jitter (default 0.1); v2, the job-level
     noise as a fraction of each column's robust log spread in its workload (default
     :data:`BANDWIDTH`; instances get half of it).
+
+    ``planted="authors"`` (v2 only; default ``None`` plants nothing and leaves the trace as before)
+    plants the authors' 26 profiles as known structure (:func:`plant_profiles`) and writes the
+    ground truth beside the archives: :data:`PLANTED_LABELS` (``job_name, task_name, planted``
+    for every task of a workload job, -1 = background) and :data:`PLANTED_PROFILES` (one row
+    per planted profile); :func:`attach_planted` adds the label to sampled rows.
     """
     if version not in VERSIONS:
         raise ValueError(f"unknown generator version {version!r}; known: {list(VERSIONS)}")
+    if planted is not None and (version != "v2" or planted not in PLANTED_SPECS):
+        raise ValueError(f"planted={planted!r} needs version='v2' and one of {PLANTED_SPECS}")
     if isinstance(n_jobs, str):
         if n_jobs not in SIZES:
             raise ValueError(f"unknown size preset {n_jobs!r}; known: {sorted(SIZES)}")
@@ -400,6 +413,10 @@ def synthesize(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generator,
     user_p = 1.0 / np.arange(1, n_users + 1) ** 1.1
     user_p /= user_p.sum()
     plant = planted_top_job_instances(n_jobs)
+    model = _job_model(calibration) if version == "v2" else None
+    if planted is not None:
+        model = plant_profiles(model, planted, rng, top_job=plant)
+    label_parts: list[pd.DataFrame] = []
     counts = dict.fromkeys(TRACE_TABLES, 0)
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".synth-") as tmp:
         csvs = {t: Path(tmp) / f"{t}.csv" for t in TRACE_TABLES}
@@ -413,9 +430,11 @@ def synthesize(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generator,
                         tables = _generate_chunk_v1(m, calibration, machines, users, user_p, rng,
                                                     sensor_jitter=sensor_jitter, fresh_group=fresh_group)
                     else:
-                        tables = _generate_chunk_v2(m, _job_model(calibration), machines, users, user_p, rng,
+                        tables = _generate_chunk_v2(m, model, machines, users, user_p, rng,
                                                     sensor_jitter=sensor_jitter, fresh_group=fresh_group,
                                                     plant_top_job=plant if done == 0 else 0)
+                    if PLANTED_KEY in tables:
+                        label_parts.append(tables.pop(PLANTED_KEY))
                     for t, df in tables.items():
                         df.to_csv(handles[t], header=False, index=False, lineterminator="\n")
                         counts[t] += len(df)
@@ -430,6 +449,10 @@ def synthesize(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generator,
                     tar.add(csvs[t], arcname=f"{t}.csv")
     with atomic_path(out_dir / "pai_machine_spec.tar.gz") as dest:
         shutil.copyfile(data.require(MACHINE_SPEC), dest)
+    if planted is not None:
+        with atomic_path(out_dir / PLANTED_LABELS) as dest:
+            pd.concat(label_parts, ignore_index=True).to_parquet(dest, index=False)
+        atomic_write_text(out_dir / PLANTED_PROFILES, model.planted.profiles.to_csv(index=False))
     return counts
 
 
@@ -441,10 +464,12 @@ def _job_model(calibration: Calibration) -> "JobModel":
 
 def generate_tables(n_jobs: int, rng: np.random.Generator, *, calibration: Calibration,
                     version: str = "v2", workload: np.ndarray | None = None, sensor_jitter: float | None = None,
-                    fresh_group: float = 0.5, n_users: int = 1_300) -> dict[str, pd.DataFrame]:
+                    fresh_group: float = 0.5, n_users: int = 1_300, planted: str | None = None,
+                    ) -> dict[str, pd.DataFrame]:
     """The five trace tables of ``n_jobs`` jobs as in-memory frames (what :func:`synthesize`
-    writes, without archives; no planted job). ``workload`` (v2 only) fixes each job's workload,
-    e.g. to draw many jobs of one stratum for a realism check."""
+    writes, without archives; no planted top job). ``workload`` (v2 only) fixes each job's workload,
+    e.g. to draw many jobs of one stratum for a realism check. ``planted`` (v2 only, see
+    :func:`synthesize`) adds the frame :data:`PLANTED_KEY` with each workload task's planted profile."""
     if version not in VERSIONS:
         raise ValueError(f"unknown generator version {version!r}; known: {list(VERSIONS)}")
     sensor_jitter = (0.1 if version == "v1" else BANDWIDTH) if sensor_jitter is None else sensor_jitter
@@ -457,7 +482,12 @@ def generate_tables(n_jobs: int, rng: np.random.Generator, *, calibration: Calib
             raise ValueError("workload= is supported by version 'v2' only")
         return _generate_chunk_v1(n_jobs, calibration, machines, users, user_p, rng,
                                   sensor_jitter=sensor_jitter, fresh_group=fresh_group)
-    return _generate_chunk_v2(n_jobs, _job_model(calibration), machines, users, user_p, rng, workload=workload,
+    model = _job_model(calibration)
+    if planted is not None:
+        if planted not in PLANTED_SPECS:
+            raise ValueError(f"unknown planted structure {planted!r}; known: {PLANTED_SPECS}")
+        model = plant_profiles(model, planted, rng)
+    return _generate_chunk_v2(n_jobs, model, machines, users, user_p, rng, workload=workload,
                               sensor_jitter=sensor_jitter, fresh_group=fresh_group)
 
 
@@ -547,6 +577,7 @@ class JobModel:
     start_sd: float
     none_weights: tuple[np.ndarray, np.ndarray] = (np.ones(0), np.ones(0))  # singles, pairs (no workload)
     log_sd: dict[str, np.ndarray] = field(default_factory=dict)  # per column: robust sd of log values, per row
+    planted: "PlantedModes | None" = None  # planted profiles (:func:`plant_profiles`); None: none planted
 
 
 #: noise of v2's continuous columns, as a fraction of each row's local spread: the log distance
@@ -602,12 +633,27 @@ def fit_job_model(rows: pd.DataFrame) -> JobModel:
             "gpu_type": rows["gpu_type"].fillna("").astype(str).to_numpy(),
             "task_name": rows["task_name"].astype(str).to_numpy()}
     pooled = _templates(np.arange(len(rows)), rows)
-    templates, job_share, term = {"": pooled}, {}, {}
+    templates = {"": pooled}
     for w in WORKLOADS:
         idx = np.flatnonzero((rows["workload"] == w).to_numpy())
         has_other = idx.size > 0 and bool((rows["task_name"].iloc[idx] != "ps").any())
         templates[w] = _templates(idx, rows) if has_other else pooled
-        need = TABLE_I_SIZES[w] / templates[w].rows_per_job  # terminated jobs for Table I's rows
+    job_share, term, pair_none, none_share = _strata_shares({w: templates[w].rows_per_job for w in WORKLOADS},
+                                                            {w: templates[w].pair_share for w in WORKLOADS})
+    model = JobModel(values, meta, templates, job_share, term, pair_none, float(np.std(values["start_time"])))
+    model.none_weights = _none_weights(model, none_share)
+    model.log_sd = _log_sd_per_row(rows, (*NOISY_SENSORS, "duration"))
+    return model
+
+
+def _strata_shares(rows_per_job: dict[str, float], pair_share: dict[str, float],
+                   ) -> tuple[dict[str, float], dict[str, float], float, float]:
+    """Job and terminated shares per workload that size each faithful-join stratum as Table I,
+    given a workload job's expected join rows and two-task share; returns them with the two-task
+    share and the share of jobs without a workload."""
+    job_share, term = {}, {}
+    for w in WORKLOADS:
+        need = TABLE_I_SIZES[w] / rows_per_job[w]  # terminated jobs for Table I's rows
         n_w = max(WORKLOAD_JOB_COUNTS[w], need)
         job_share[w], term[w] = n_w / REAL_GROUP_TAG_ROWS, need / n_w
     none_share = 1.0 - sum(job_share.values())
@@ -615,12 +661,8 @@ def fit_job_model(rows: pd.DataFrame) -> JobModel:
         raise ValueError("Table I strata need more jobs than the trace has; check TABLE_I_SIZES")
     p_term = JOB_STATUS_COUNTS["Terminated"] / sum(JOB_STATUS_COUNTS.values())
     term[""] = float(np.clip((p_term - sum(job_share[w] * term[w] for w in WORKLOADS)) / none_share, 0, 1))
-    extra = REAL_TASKS_PER_JOB - 1 - sum(job_share[w] * templates[w].pair_share for w in WORKLOADS)
-    model = JobModel(values, meta, templates, job_share, term, float(np.clip(extra / none_share, 0, 1)),
-                     float(np.std(values["start_time"])))
-    model.none_weights = _none_weights(model, none_share)
-    model.log_sd = _log_sd_per_row(rows, (*NOISY_SENSORS, "duration"))
-    return model
+    extra = REAL_TASKS_PER_JOB - 1 - sum(job_share[w] * pair_share[w] for w in WORKLOADS)
+    return job_share, term, float(np.clip(extra / none_share, 0, 1)), none_share
 
 
 def _job_instances(tpl: JobTemplates, inst: np.ndarray) -> np.ndarray:
@@ -665,15 +707,20 @@ def _job_status(workload: np.ndarray, model: JobModel, rng: np.random.Generator)
 
 
 def _draw_templates(workload: np.ndarray, model: JobModel, rng: np.random.Generator,
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """(first, second) real-row indices per job: templates of the job's workload drawn
-    uniformly; jobs without a workload take a pair with :attr:`JobModel.pair_share_none`, and
-    templates with :attr:`JobModel.none_weights`."""
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(first, second) real-row indices per job and the planted profile of each of the two tasks
+    (-1: none): templates of the job's workload drawn uniformly (with planted profiles: a
+    profile's template or a background one, :func:`_draw_planted`); jobs without a workload take a
+    pair with :attr:`JobModel.pair_share_none`, and templates with :attr:`JobModel.none_weights`."""
     first = np.empty(workload.size, dtype=np.int64)
     second = np.empty(workload.size, dtype=np.int64)
+    labels = np.full((2, workload.size), -1, dtype=np.int64)
     for w in sorted(set(workload)):
         idx = np.flatnonzero(workload == w)
         tpl = model.templates[w]
+        if w and model.planted is not None:
+            first[idx], second[idx], labels[0, idx], labels[1, idx] = _draw_planted(idx.size, w, model.planted, rng)
+            continue
         if w:
             k = rng.integers(0, tpl.first.size, idx.size)
         else:
@@ -683,7 +730,7 @@ def _draw_templates(workload: np.ndarray, model: JobModel, rng: np.random.Genera
             k = np.where(pick_pair, pairs[rng.choice(pairs.size, idx.size, p=wp)],
                          singles[rng.choice(singles.size, idx.size, p=ws)])
         first[idx], second[idx] = tpl.first[k], tpl.second[k]
-    return first, second
+    return first, second, labels[0], labels[1]
 
 
 def _generate_chunk_v2(n_jobs: int, model: JobModel, machines: pd.DataFrame, users: np.ndarray,
@@ -698,12 +745,15 @@ def _generate_chunk_v2(n_jobs: int, model: JobModel, machines: pd.DataFrame, use
         workload = _choice(names, p, n_jobs, rng)
     workload = np.asarray(workload, dtype=object)
     status = _job_status(workload, model, rng)
-    first, second = _draw_templates(workload, model, rng)
+    first, second, label_first, label_second = _draw_templates(workload, model, rng)
     job_name, inst_id = hex_ids(n_jobs, 24, rng), hex_ids(n_jobs, 60, rng)
     if plant_top_job:
         workload[0], status[0], second[0], job_name[0] = "rl", "Terminated", -1, PAPER_TOP_JOB_NAME
-        nonps = np.flatnonzero(model.meta["task_name"] != "ps")
-        first[0] = nonps[rng.integers(0, nonps.size)]
+        if model.planted is not None:  # the top job is one of its planted profile's jobs
+            first[0], label_first[0], label_second[0] = model.planted.top_row, model.planted.top_profile, -1
+        else:
+            nonps = np.flatnonzero(model.meta["task_name"] != "ps")
+            first[0] = nonps[rng.integers(0, nonps.size)]
     meta = model.meta
     user = _choice(users, user_p, n_jobs, rng).astype(object)
     group = hex_ids(n_jobs, 32, rng).astype(object)
@@ -718,6 +768,7 @@ def _generate_chunk_v2(n_jobs: int, model: JobModel, machines: pd.DataFrame, use
     t_row = np.r_[first, second[two]]
     order = np.argsort(t_job, kind="stable")
     t_job, t_row = t_job[order], t_row[order]
+    t_label = np.r_[label_first, label_second[two]][order]
     v = model.values
     inst_num = v["inst_num"][t_row].astype(np.int64)
     if plant_top_job:
@@ -782,6 +833,10 @@ def _generate_chunk_v2(n_jobs: int, model: JobModel, machines: pd.DataFrame, use
         "workload": workload[tagged]})
     for name, df in tables.items():
         assert tuple(df.columns) == TABLES[name], name
+    if model.planted is not None:  # ground truth beside the tables, per task of a workload job
+        keep = workload[t_job] != ""
+        tables[PLANTED_KEY] = pd.DataFrame({"job_name": job_name[t_job][keep], "task_name": t_name[keep],
+                                            "planted": t_label[keep]})
     return tables
 
 
@@ -807,3 +862,248 @@ def planted_top_job_instances(n_jobs: int) -> int:
     """
     rows = PLANTED_JOB_SHARE * TABLE_I_SIZES["rl"] * n_jobs / REAL_JOB_ROWS
     return int(round(np.sqrt(rows))) if rows >= 4 else 0
+
+
+# --------------------------------------------------------------------------------------------
+# planted profiles (v2, ``planted="authors"``): known structure to score a clustering against
+# --------------------------------------------------------------------------------------------
+
+#: the planted structures :func:`plant_profiles` knows
+PLANTED_SPECS: tuple[str, ...] = ("authors",)
+#: files :func:`synthesize` writes beside the archives when it plants profiles
+PLANTED_LABELS = "planted_labels.parquet"
+PLANTED_PROFILES = "planted_profiles.csv"
+#: key of the ground-truth frame in :func:`generate_tables`' result
+PLANTED_KEY = "planted"
+
+#: The authors' 26 HDBSCAN profiles of the 100,001-row sample: (profile, workload, task name,
+#: sample rows). Printed in ``polaris-slo-cloud/polaris-ai`` ``ml_data-profiling/
+#: alibaba_data-evaluation.ipynb``: cell 84 gives each workload's share of its sample rows per
+#: profile and cell 83 the rows per workload, cell 77/76 the same per task name (their products
+#: give these counts; the clustered rows add up to 75,398 = Table V's set; Table V's validation
+#: support is about a fifth of each). Every profile is almost entirely one workload and one task
+#: name (profile 9 also holds 1 graphlearn and 7 xlnet rows, profile 0 one tensorflow row, 13 four
+#: worker rows: left to the background). Their notebooks print no per-profile feature medians or
+#: means (only boxplot figures), so the planted profiles' feature values come from real rows.
+AUTHORS_PROFILES: tuple[tuple[int, str, str, int], ...] = (
+    (0, "bert", "worker", 2101), (1, "ctr", "ps", 5751), (2, "ctr", "ps", 836), (3, "ctr", "ps", 3043),
+    (4, "rl", "worker", 717), (5, "rl", "worker", 735), (6, "rl", "worker", 340), (7, "inception", "worker", 737),
+    (8, "bert", "worker", 12522), (9, "bert", "ps", 11604), (10, "graphlearn", "ps", 648),
+    (11, "graphlearn", "ps", 302), (12, "ctr", "worker", 5501), (13, "ctr", "evaluator", 2283),
+    (14, "graphlearn", "worker", 686), (15, "ctr", "worker", 777), (16, "ctr", "worker", 1943),
+    (17, "graphlearn", "worker", 567), (18, "graphlearn", "worker", 585), (19, "graphlearn", "worker", 2072),
+    (20, "graphlearn", "ps", 2128), (21, "graphlearn", "ps", 395), (22, "inception", "worker", 1891),
+    (23, "inception", "worker", 7474), (24, "inception", "ps", 1994), (25, "inception", "ps", 7754))
+#: the authors' sample rows per workload (same cell 83; Table I's rounding of TABLE_I_SIZES)
+AUTHORS_SAMPLE_ROWS: dict[str, int] = {"bert": 29818, "inception": 29385, "ctr": 24881, "graphlearn": 13323,
+                                       "rl": 2316, "resnet": 166, "xlnet": 43, "nmt": 37, "vgg": 32}
+#: the profile holding most rows of the paper's top job (cell 72: 68 % in profile 5, 32 % in 6):
+#: the planted top job copies its template row
+TOP_JOB_PROFILE = 5
+#: the planted top job's own label: it has its own instance count (a feature), so its rows are
+#: not those of :data:`TOP_JOB_PROFILE`'s other jobs
+TOP_JOB_LABEL = 26
+
+
+@dataclass
+class PlantedModes:
+    """Planted job modes per workload (index 0 = background) and the planted profiles' table.
+
+    A *mode* is one job template (one task, or a ``ps`` task with a partner task); each of its
+    tasks carries a planted profile label (-1: background). ``weights[w]`` is P(mode) for a job of
+    workload ``w``; background jobs draw uniformly from ``background[w]`` (the workload's v2
+    templates that use no planted row).
+    """
+
+    profiles: pd.DataFrame
+    first: dict[str, np.ndarray]
+    second: dict[str, np.ndarray]
+    labels: dict[str, np.ndarray]  # (2, modes): planted profile of the first / second task
+    weights: dict[str, np.ndarray]
+    background: dict[str, JobTemplates]
+    top_row: int = -1
+    top_profile: int = -1
+
+
+def _authors_modes() -> list[tuple[str, int, int]]:
+    """The authors' profiles as job modes ``(workload, first-task profile, second-task profile)``.
+
+    Rule (documented, not fitted): within a workload the ``ps`` profiles, largest first, are the
+    ``ps`` tasks of jobs whose ``worker`` task is the ``worker`` profile of the same rank (a ``ps``
+    task never runs alone; bert's top jobs split about 50/50 between profiles 8 and 9 in cell 72);
+    the other profiles are single-task jobs; a ``ps`` profile left over gets a background
+    partner (-1). Pairs here: 9/8, 1/12, 3/16, 2/15, 25/23, 24/22, 20/19, 10/14, 21/18, 11/17.
+
+    >>> _authors_modes()[:2]
+    [('bert', 9, 8), ('bert', 0, -1)]
+    """
+    table = pd.DataFrame(AUTHORS_PROFILES, columns=["profile", "workload", "task_name", "rows"])
+    modes = []
+    for w in WORKLOADS:
+        sub = table[table.workload == w].sort_values(["rows", "profile"], ascending=[False, True])
+        ps = sub[sub.task_name == "ps"].profile.tolist()
+        workers = sub[sub.task_name == "worker"].profile.tolist()
+        k = min(len(ps), len(workers))
+        modes += [(w, p, q) for p, q in zip(ps[:k], workers[:k])] + [(w, p, -1) for p in ps[k:]]
+        modes += [(w, p, -1) for p in sub.profile if p not in ps and p not in workers[:k]]
+    return modes
+
+
+def _pick_row(model: JobModel, own: np.ndarray, task: str, used: np.ndarray, rng: np.random.Generator,
+              near: float | None = None) -> int:
+    """An unused real row with ``task_name == task``: of the workload's rows ``own`` if one is
+    left, else of all rows; uniformly, or the one nearest in start time to ``near``."""
+    match = (model.meta["task_name"] == task) & ~used
+    for pool in (own[match[own]], np.flatnonzero(match)):
+        if pool.size:
+            if near is None:
+                return int(pool[rng.integers(0, pool.size)])
+            return int(pool[np.argmin(np.abs(model.values["start_time"][pool] - near))])
+    raise ValueError(f"planted profiles: no unused real row with task_name {task!r} left")
+
+
+def plant_profiles(model: JobModel, planted: str, rng: np.random.Generator, *, top_job: int = 0) -> JobModel:
+    """A copy of ``model`` whose workload jobs carry planted profiles (``planted="authors"``).
+
+    The authors' 26 profiles (:data:`AUTHORS_PROFILES`: workload, task name and sample rows as
+    their notebook printed them) become job modes (:func:`_authors_modes`). Each mode is one job
+    template made of distinct real rows of its workload with the profile's task name (drawn
+    uniformly with ``rng``: the real rows are rows of the join, so this already favours jobs by
+    their join rows; a ``ps`` task's partner is the unused ``worker`` row nearest in start time,
+    and a one-instance task other than a worker, ctr's evaluator, also gets such a partner whose
+    rows are background; workloads without such rows, ``rl`` and ``vgg``, use other workloads'
+    rows; no row serves two profiles). Its jobs get the v2 noise, so a profile is a blob around one real row.
+    The mode weights make each profile's share of its workload's faithful-join rows the authors'
+    share of the workload's sample rows (a mode's job has ``tasks x instances^2`` join rows; the
+    two tasks of a pair have equal rows, so a pair's profiles get the mean of the authors' two
+    sizes); the rest of the stratum (the authors' outliers, 24.6 %, and the small workloads) is
+    background: ordinary v2 jobs from templates that use no planted row, label -1. Strata stay
+    sized as Table I (:func:`_strata_shares`). ``top_job > 0`` (the planted top job's instances,
+    :func:`planted_top_job_instances`): the paper's top job copies :data:`TOP_JOB_PROFILE`'s
+    template row with its own instance count, is labelled :data:`TOP_JOB_LABEL` (27 planted
+    profiles then) and takes :data:`PLANTED_JOB_SHARE` of the rl stratum out of that profile's
+    share. Jobs without a workload keep the unplanted model's template weights.
+    """
+    if planted not in PLANTED_SPECS:
+        raise ValueError(f"unknown planted structure {planted!r}; known: {PLANTED_SPECS}")
+    size = {p: n for p, _, _, n in AUTHORS_PROFILES}
+    modes = sorted(_authors_modes(), key=lambda m: (model.templates[m[0]] is model.templates[""],
+                                                     WORKLOADS.index(m[0])))  # own rows first
+    n_rows = model.values["inst_num"].size
+    used = np.zeros(n_rows, dtype=bool)
+    wl_rows = {w: np.unique(np.r_[model.templates[w].first, model.templates[w].second[model.templates[w].second >= 0]])
+               for w in WORKLOADS}
+    task_of = {p: t for p, _, t, _ in AUTHORS_PROFILES}
+    inst_one = model.values["inst_num"] <= 1
+    picked = []
+    for w, p, q in modes:
+        own = wl_rows[w] if model.templates[w] is not model.templates[""] else np.arange(0)
+        a = _pick_row(model, own, task_of[p], used, rng)
+        used[a] = True
+        b = -1
+        # a ps task runs with a partner task; so does a one-instance task other than a worker
+        # (ctr's evaluators, all 44 real ones): alone, its job would have one join row
+        if task_of[p] == "ps" or (task_of[p] != "worker" and inst_one[a]):
+            b = _pick_row(model, own, task_of[q] if q >= 0 else "worker", used, rng,
+                          near=model.values["start_time"][a])
+            used[b] = True
+        picked.append((w, p, q, a, b))
+    inst = model.values["inst_num"]
+    first, second, labels, weights, background, rpj, pair_share = {}, {}, {}, {}, {}, {}, {}
+    records = []
+    for w in WORKLOADS:
+        mine = [m for m in picked if m[0] == w]
+        bg = _unused_templates(model, w, used)
+        n_tasks_bg = 1.0 + (bg.second >= 0)
+        r_bg = bg.rows_per_job
+        f = np.array([mm[3] for mm in mine], dtype=np.int64)
+        s = np.array([mm[4] for mm in mine], dtype=np.int64)
+        n_tasks = 1.0 + (s >= 0)
+        i_tot = inst[f] + np.where(s >= 0, inst[np.maximum(s, 0)], 0.0)
+        r = n_tasks * i_tot ** 2
+        # share of the stratum's rows per mode: the labelled tasks' authors' rows, a pair's two
+        # tasks having equal rows (a leftover ps profile's partner rows are background)
+        share = np.array([(size[p] + (size[q] if q >= 0 else size[p] * (s_ >= 0))) / AUTHORS_SAMPLE_ROWS[w]
+                          for (_, p, q, _, s_) in mine])
+        if top_job and w == "rl":
+            share = share - PLANTED_JOB_SHARE * np.array([p == TOP_JOB_PROFILE for _, p, _, _, _ in mine])
+            share = np.maximum(share, 0.0)
+            top_share = PLANTED_JOB_SHARE
+        else:
+            top_share = 0.0
+        q0 = max(0.0, 1.0 - share.sum() - top_share)
+        # P(mode) proportional to (row share) / (rows per job): expected rows then follow the shares;
+        # Table I rows / rows_per_job terminated jobs then make 1 - top_share of the stratum
+        a_all = np.r_[q0 / r_bg, share / r]
+        rows_per_job = 1.0 / a_all.sum()
+        first[w], second[w] = np.r_[-1, f], np.r_[-1, s]
+        labels[w] = np.vstack([np.r_[-1, [mm[1] for mm in mine]], np.r_[-1, [mm[2] for mm in mine]]]).astype(np.int64)
+        weights[w] = a_all / a_all.sum()
+        background[w], rpj[w] = bg, rows_per_job
+        pair_share[w] = float(weights[w][0] * np.mean(n_tasks_bg - 1) + weights[w][1:] @ (n_tasks - 1))
+        for k, (_, p, q, a, b) in enumerate(mine):
+            for prof, row, role in ((p, a, "first"), (q, b, "second")):
+                if prof >= 0:
+                    records.append({"profile": prof, "workload": w, "task_name": model.meta["task_name"][row],
+                                    "row": row, "task": role, "partner_profile": q if role == "first" else p,
+                                    "authors_rows": size[prof], "mode_weight": float(weights[w][k + 1]),
+                                    "stratum_share": float(share[k] * (0.5 if s[k] >= 0 else 1.0)),
+                                    "rows_per_job": float(r[k]), "inst_num": int(inst[row]),
+                                    **{c: float(model.values[c][row]) for c in ("plan_cpu", "plan_mem", "plan_gpu")}})
+    top_row = next(r["row"] for r in records if r["profile"] == TOP_JOB_PROFILE)
+    if top_job:
+        records.append({**next(r for r in records if r["profile"] == TOP_JOB_PROFILE), "profile": TOP_JOB_LABEL,
+                        "partner_profile": -1, "authors_rows": -1, "mode_weight": float("nan"),
+                        "stratum_share": PLANTED_JOB_SHARE, "rows_per_job": float(top_job) ** 2,
+                        "inst_num": int(top_job)})
+    profiles = pd.DataFrame(records).sort_values("profile").reset_index(drop=True)
+    job_share, term, pair_none, _ = _strata_shares(rpj, pair_share)
+    out = JobModel(model.values, model.meta, model.templates, job_share, term, pair_none, model.start_sd,
+                   model.none_weights, model.log_sd)
+    out.planted = PlantedModes(profiles, first, second, labels, weights, background, int(top_row), TOP_JOB_LABEL)
+    return out
+
+
+def _unused_templates(model: JobModel, w: str, used: np.ndarray) -> JobTemplates:
+    """Workload ``w``'s v2 templates (pooled if it has none, or if none is left) that use no
+    planted row: its background."""
+    for tpl in (model.templates[w], model.templates[""]):
+        ok = ~used[tpl.first] & ((tpl.second < 0) | ~used[np.maximum(tpl.second, 0)])
+        if ok.any():
+            f, s = tpl.first[ok], tpl.second[ok]
+            inst = model.values["inst_num"]
+            n_inst = inst[f] + np.where(s >= 0, inst[np.maximum(s, 0)], 0.0)
+            return JobTemplates(f, s, float(np.mean((1.0 + (s >= 0)) * n_inst ** 2)))
+    raise ValueError(f"planted profiles: no background template left for workload {w!r}")
+
+
+def _draw_planted(n: int, w: str, planted: PlantedModes, rng: np.random.Generator,
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``n`` jobs of workload ``w``: a mode per job (0 = background, a uniform background template)."""
+    mode = rng.choice(planted.weights[w].size, size=n, p=planted.weights[w])
+    bg = planted.background[w]
+    k = rng.integers(0, bg.first.size, n)
+    is_bg = mode == 0
+    first = np.where(is_bg, bg.first[k], planted.first[w][mode])
+    second = np.where(is_bg, bg.second[k], planted.second[w][mode])
+    return first, second, planted.labels[w][0, mode], planted.labels[w][1, mode]
+
+
+def attach_planted(sample: pd.DataFrame, trace_dir: str | Path) -> pd.DataFrame:
+    """``sample`` (rows of the joined trace) with a ``planted`` column: the planted profile of
+    each row's task (-1 = background), from :data:`PLANTED_LABELS` in ``trace_dir``, matched on
+    ``job_name, task_name``. Every sampled row must find its label (they all carry a workload)."""
+    path = Path(trace_dir) / PLANTED_LABELS
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no planted labels (synthesize the trace with planted='authors')")
+    labels = pd.read_parquet(path)
+    if labels.duplicated(["job_name", "task_name"]).any():
+        raise ValueError(f"{path}: (job_name, task_name) is not unique")
+    out = sample.drop(columns=["planted"], errors="ignore").merge(labels, on=["job_name", "task_name"],
+                                                                  how="left", validate="many_to_one")
+    missing = int(out["planted"].isna().sum())
+    if missing:
+        raise ValueError(f"{path}: {missing} sampled rows have no planted label (trace and labels differ?)")
+    out.index = sample.index
+    out["planted"] = out["planted"].astype(np.int64)
+    return out
