@@ -41,18 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
-_OUT: Path | None = None
+import _report
+from _report import peak_rss_gb, say
 
-
-def say(msg: str) -> None:
-    print(msg, flush=True)
-    if _OUT is not None:
-        with open(_OUT, "a") as fh:
-            fh.write(msg + "\n")
-
-
-def peak_rss_gb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
 
 
 class Step:
@@ -131,7 +122,7 @@ def phase_ingest(work: Path, memory_limit: str, sample_total: int, *, today: boo
     with Step() as s4:
         subprocess.run([sys.executable, __file__, "--phase", "today", "--workdir", str(work), "--sample",
                         str(sample_total), "--memory-limit", today_memory_limit, "--jobs", "0",
-                        *(["--out", str(_OUT)] if _OUT else [])], check=True)
+                        *(["--out", str(_report.OUT)] if _report.OUT else [])], check=True)
     say(f"TOTAL today's path after ingest (child process): wall {s4.wall:.1f} s; peak RSS "
         f"{children_peak_rss_gb():.2f} GB; {load()}")
     same_sample = pd.read_parquet(work / "sample_today.parquet").equals(sample)
@@ -207,7 +198,6 @@ def phase_grid(work: Path, grid_rows: int, min_cluster_size: int) -> None:
 
 
 def main() -> None:
-    global _OUT
     ap = argparse.ArgumentParser()
     ap.add_argument("--phase", default="all", choices=["all", "synth", "ingest", "today", "grid"])
     ap.add_argument("--jobs", default="small", help="job count or preset (ci, small, medium, real)")
@@ -226,7 +216,7 @@ def main() -> None:
 
     from schedlab.polaris import synthetic
 
-    _OUT = Path(args.out) if args.out else None
+    _report.OUT = Path(args.out) if args.out else None
     work = Path(args.workdir or tempfile.mkdtemp(prefix="bench_polaris_"))
     work.mkdir(parents=True, exist_ok=True)
     n_jobs = int(args.jobs) if str(args.jobs).isdigit() else synthetic.SIZES[args.jobs]

@@ -30,26 +30,16 @@ import argparse
 import json
 import os
 import platform
-import resource
 import time
 from pathlib import Path
 
 import numpy as np
 
-_OUT: Path | None = None
+import _report
+from _report import peak_rss_gb, say
+
 PAPER_PROFILES = 26
 PAPER_NOISE = 24_603 / 100_001  # the authors' outliers (their evaluation notebook, cell 84)
-
-
-def say(msg: str) -> None:
-    print(msg, flush=True)
-    if _OUT is not None:
-        with open(_OUT, "a") as fh:
-            fh.write(msg + "\n")
-
-
-def peak_rss_gb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
 
 
 def load() -> str:
@@ -89,7 +79,6 @@ def chosen_config(arg: str | None, summary: Path | None):
 
 
 def main() -> None:
-    global _OUT
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/polaris_papersize"))
     ap.add_argument("--jobs", default="real", help="synthetic jobs: a count or a preset (default real = 1,055,501)")
@@ -100,7 +89,7 @@ def main() -> None:
     ap.add_argument("--memory-limit", default="4GB")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
-    _OUT = args.out
+    _report.OUT = args.out
 
     from schedlab.polaris import grid, pipeline, scoring, synthetic
     from schedlab.polaris.schema import FEATURES
