@@ -31,6 +31,7 @@ bandwidth_gbps = 10.0
 servers = 80
 models = ["gpt2", "densenet121", "vgg16", "alexnet", "resnet18"]
 compare_methods = ["local"]
+workload = {}  # extra build_workload arguments: must equal the figures' (nona.fig3.workload), whose sweeps load these tables
 
 # %%
 from schedlab.notebooks import Outputs, apply_profile
@@ -81,13 +82,15 @@ space
 # %%
 summary, solve_times = [], []
 for load in loads:
-    res, doc = solve_point(load, bandwidth_gbps=bandwidth_gbps, servers=servers, method="global", models=models)
+    res, doc = solve_point(load, bandwidth_gbps=bandwidth_gbps, servers=servers, method="global", models=models,
+                           workload_kwargs=workload)
     io.atomic_write_json(out.results(f"optimiser/load_{load:g}.json"), doc)
     row = {"load": load, "objective": res.objective, "mean_jct_s": res.mean_jct_s, "link_load": res.rho,
            "phi_ms": res.phi * 1e3, "global_gap": res.gap, "lps": res.info["lps"]}
     times = {"load": load, "global_s": res.solve_seconds}
     for m in compare_methods:
-        other, _ = solve_point(load, bandwidth_gbps=bandwidth_gbps, servers=servers, method=m, models=models)
+        other, _ = solve_point(load, bandwidth_gbps=bandwidth_gbps, servers=servers, method=m, models=models,
+                                   workload_kwargs=workload)
         row[f"{m}_objective"] = other.objective
         times[f"{m}_s"] = other.solve_seconds
         row[f"{m}_gap_vs_global"] = other.objective - res.lower_bound

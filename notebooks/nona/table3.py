@@ -66,10 +66,11 @@ for n in servers:
         r = solves[0]
         rows.append({"servers": n, "method": m, "solve_s": min(x.solve_seconds for x in solves),
                      "objective": r.objective, "mean_jct_s": r.mean_jct_s, "gap_bound": r.gap,
-                     "search_space": r.problem.search_space, **placement_counts(r),
+                     "search_space": r.problem.search_space, "subgraphs": len(r.problem.starts), **placement_counts(r),
                      "lps": r.info.get("lps"), "nodes": r.info.get("nodes")})
 runs = pd.DataFrame(rows)
-classes_subgraphs = len(r.problem.starts)  # distributions: one per splittable subgraph
+assert runs.subgraphs.nunique() == 1, "the decision space must not depend on the cluster size"
+classes_subgraphs = int(runs.subgraphs.iloc[0])  # distributions: one per splittable subgraph
 best = runs[runs.method == "global"].set_index("servers").objective
 runs["excess_over_global"] = runs.objective - runs.servers.map(best)
 # Table III is only a test of the solver if it has work to do: at the global optimum some

@@ -80,6 +80,33 @@ def test_job_f_and_no_background():
     assert w[0].arrival_rate == pytest.approx(0.5 * 2 / 0.022)
 
 
+def test_cluster_load_basis_is_the_literal_formula():
+    """load_basis="cluster": sum_j lambda_j S_j equals the load itself (section IV-B's formula),
+    so every rate is the per-server reading's divided by the number of servers."""
+    c = Cluster(servers=80, bandwidth_gbps=10)
+    per_server = build_workload(PIPEDREAM, load=0.5, cluster=c)
+    literal = build_workload(PIPEDREAM, load=0.5, cluster=c, load_basis="cluster")
+    assert sum(j.arrival_rate * j.service_s(c) for j in literal if j.kind != "background_comm") == pytest.approx(0.5)
+    for a, b in zip(per_server, literal):
+        assert b.arrival_rate == pytest.approx(a.arrival_rate / 80)
+    with pytest.raises(ValueError, match="load_basis"):
+        build_workload(PIPEDREAM, load=0.5, cluster=c, load_basis="rack")
+
+
+def test_time_scale_scales_one_model_times_not_bytes():
+    plain = {j.name: j for j in inference_classes(["alexnet", "resnet18"])}
+    scaled = {j.name: j for j in inference_classes(["alexnet", "resnet18"], time_scale={"resnet18": 0.25})}
+    c = Cluster()
+    assert scaled["resnet18"].service_s(c) == pytest.approx(0.25 * plain["resnet18"].service_s(c))
+    assert scaled["alexnet"].service_s(c) == pytest.approx(plain["alexnet"].service_s(c))
+    edge_bytes = {name: [d["bytes"] for *_, d in j.dag.edges(data=True)] for name, j in scaled.items()}
+    assert edge_bytes["resnet18"] == [d["bytes"] for *_, d in plain["resnet18"].dag.edges(data=True)]
+    with pytest.raises(ValueError, match="not in the workload"):
+        inference_classes(["alexnet"], time_scale={"gpt2": 0.5})
+    with pytest.raises(ValueError, match="positive"):
+        inference_classes(["alexnet"], time_scale={"alexnet": 0.0})
+
+
 @pytest.mark.parametrize("kw, match", [
     (dict(load=1.0), "load"),
     (dict(load=-0.1), "load"),

@@ -23,6 +23,11 @@ From profiles to tasks
   query. Because times and bytes scale together and arrival rates are derived from the
   load, a uniform ``query_scale`` only rescales time (all JCTs scale by it, the optimal
   probabilities do not change); ``per_sample`` changes the models' relative weights.
+* **Hardware class** (the paper leaves it open). The PipeDream profiles are GPU times; our
+  GPT-2 trace is single-thread CPU time (:mod:`schedlab.nona.gpt2_trace`). ``time_scale``
+  (``{model: factor}``) multiplies the named models' task times only (not their bytes), e.g.
+  ``{"gpt2": r}`` with ``r`` the GPU/CPU time ratio measured on a profiled model
+  (:mod:`schedlab.nona.hardware`). Default: none (GPT-2 as traced).
 
 Rates (:func:`build_workload`)
 ------------------------------
@@ -33,7 +38,11 @@ Rates (:func:`build_workload`)
   100:1" is read as: each background class arrives at ``sum_inference_rates /
   background_ratio``.
 * ``lam`` solves ``sum_j lambda_j S_j / servers == load`` over the inference *and* the
-  background compute classes (the compute load of section IV-B).
+  background compute classes (the compute load of section IV-B): ``load_basis="server"``,
+  the default, reads the paper's load as a utilisation per server. Section IV-B's formula
+  is literally ``sum_j lambda_j S_j`` with no division; ``load_basis="cluster"`` takes it at
+  its word (a load of 0.9 is 0.9 busy servers in the whole cluster, so each of 80 servers is
+  ~1% busy). The calibration stage (``notebooks/nona/calibration``) compares both.
 * The background compute task lasts ``background_work_s`` (default: the unweighted mean of
   the inference classes' service times at ``compute_rate`` 1).
 * The background communication job sends ``transfer_bytes = comm_load * mu / lambda_comm``
@@ -59,7 +68,7 @@ Examples
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import networkx as nx
@@ -71,6 +80,7 @@ INFERENCE = "inference"
 BACKGROUND_COMPUTE = "background_compute"
 BACKGROUND_COMM = "background_comm"
 KINDS = (INFERENCE, BACKGROUND_COMPUTE, BACKGROUND_COMM)
+LOAD_BASES = ("server", "cluster")  # how build_workload reads `load` (see the module docstring)
 
 # PipeDream's profiled training minibatch per model (from the Input node's activation size,
 # 4*B*3*224*224 bytes; see ../shared/data/nona/README.md); GPT-2 is read from its graph.
@@ -200,6 +210,7 @@ def inference_classes(
     *,
     query_scale: float = 1.0,
     per_sample: bool = False,
+    time_scale: Mapping[str, float] | None = None,
 ) -> list[JobClass]:
     """One inference :class:`JobClass` per model, arrival rates 0 (see :func:`build_workload`).
 
@@ -210,14 +221,27 @@ def inference_classes(
     query_scale : multiplier of task times and transfer bytes (the query scaling; see the
         module docstring). Default 1: one query = one profiled minibatch.
     per_sample : divide each model by its profiled minibatch first.
+    time_scale : ``{model: factor}`` multiplying that model's task times only (hardware
+        class; see the module docstring). Every key must be one of ``models``.
     """
     if not (query_scale > 0 and math.isfinite(query_scale)):
         raise ValueError(f"query_scale must be a positive finite number, got {query_scale!r}")
+    time_scale = dict(time_scale or {})
+    unknown = sorted(set(time_scale) - set(models))
+    if unknown:
+        raise ValueError(f"time_scale names models not in the workload: {unknown} (models: {list(models)})")
+    for m, f in time_scale.items():
+        if not (isinstance(f, (int, float)) and f > 0 and math.isfinite(f)):
+            raise ValueError(f"time_scale[{m!r}] must be a positive finite number, got {f!r}")
     out = []
     for m in models:
         g = profiles.load(m, drop_input_time=True)
         scale = query_scale / profiled_batch(g) if per_sample else query_scale
-        out.append(JobClass(name=m, kind=INFERENCE, dag=dag_from_profile(g, scale)))
+        dag = dag_from_profile(g, scale)
+        if m in time_scale:
+            for _, d in dag.nodes(data=True):
+                d["work_s"] *= float(time_scale[m])
+        out.append(JobClass(name=m, kind=INFERENCE, dag=dag))
     return out
 
 
@@ -247,14 +271,17 @@ def build_workload(
     per_sample: bool = False,
     classes: Iterable[JobClass] | None = None,
     background_comm_bytes: float | None = None,
+    time_scale: Mapping[str, float] | None = None,
+    load_basis: str = "server",
 ) -> list[JobClass]:
     """Inference classes plus background jobs, with arrival rates for a compute ``load``.
 
     Parameters
     ----------
-    models, query_scale, per_sample : passed to :func:`inference_classes` (ignored when
-        ``classes`` is given).
-    load : compute load in (0, 1): ``sum_j lambda_j S_j / servers`` (section IV-B).
+    models, query_scale, per_sample, time_scale : passed to :func:`inference_classes`
+        (ignored when ``classes`` is given).
+    load : compute load in (0, 1): ``sum_j lambda_j S_j / servers`` (section IV-B), or
+        ``sum_j lambda_j S_j`` with ``load_basis="cluster"``.
     cluster : the :class:`Cluster`.
     background_ratio : inference-to-background arrival-rate ratio (section IV-A: 100);
         ``inf`` drops both background classes.
@@ -264,6 +291,8 @@ def build_workload(
     background_comm_bytes : if given, the size of each background transfer; its rate is then
         ``comm_load * mu / background_comm_bytes`` instead of the 100:1 ratio (used for the
         two-server example of section II, where the ratio of section IV-A does not apply).
+    load_basis : ``"server"`` (default: ``load`` is each server's utilisation) or
+        ``"cluster"`` (section IV-B's formula taken literally, no division by the servers).
 
     Returns
     -------
@@ -279,8 +308,10 @@ def build_workload(
         raise ValueError(f"comm_load must be in [0, 1) (background offered load of the link), got {comm_load!r}")
     if not background_ratio > 0:
         raise ValueError(f"background_ratio must be > 0 (or inf for no background), got {background_ratio!r}")
+    if load_basis not in LOAD_BASES:
+        raise ValueError(f"load_basis must be one of {LOAD_BASES}, got {load_basis!r}")
     inf = list(classes) if classes is not None else inference_classes(models, query_scale=query_scale,
-                                                                       per_sample=per_sample)
+                                                                       per_sample=per_sample, time_scale=time_scale)
     if not inf:
         raise ValueError("build_workload needs at least one inference class")
     for j in inf:
@@ -296,7 +327,7 @@ def build_workload(
     per_lam = (sum(s_inf) + bg_share * background_work_s) / cluster.compute_rate
     if per_lam <= 0:
         raise ValueError("the workload has no compute: cannot set arrival rates for a compute load")
-    lam = load * cluster.servers / per_lam
+    lam = load * (cluster.servers if load_basis == "server" else 1) / per_lam
     out = [j.with_rate(lam) for j in inf]
     if bg_share > 0:
         out.append(background_compute_class(background_work_s).with_rate(lam * bg_share))
