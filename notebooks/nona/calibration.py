@@ -89,7 +89,7 @@ def run(batch, desc, design):
 
 phase1 = run(readings, "calibration phase 1", plan)
 summary1, long1 = cal.fit_table(phase1)
-summary1[["reading", "within", "asserted", "log_error", "mixed_points", "window_s"]]
+summary1[["reading", "within", "asserted", "log_error", "mixed_points", "window_s", "min_inference_jobs"]]
 
 # %% [markdown]
 # ## Phase 2: window and warm-up for the best readings
@@ -107,7 +107,7 @@ summary, long = cal.fit_table([*phase1, *phase2])
 best = summary.iloc[0]
 io.atomic_write_text(out.results("calibration.csv"), summary.to_csv(index=False))
 io.atomic_write_text(out.results("calibration_fit.csv"), long.to_csv(index=False))
-summary[["reading", "within", "asserted", "log_error", "mixed_points", "window_s"]].head(12)
+summary[["reading", "within", "asserted", "log_error", "mixed_points", "window_s", "min_inference_jobs"]].head(12)
 
 # %% [markdown]
 # ## The fit table
@@ -135,6 +135,7 @@ result = {
     "profile": profile, "readings": int(len(summary)), "best": best.reading,
     "best_workload": best_reading.workload_kwargs(), "best_within": int(best.within),
     "asserted": int(best.asserted), "best_mixed_points": int(best.mixed_points),
+    "best_min_inference_jobs": int(best.min_inference_jobs),
     "figures_workload": figures_workload, "figures_duration_s": figures_duration,
     "default_is_best": int(default_is_best),
     "default_within": int(default_row.within.iloc[0]) if len(default_row) else None,
@@ -146,7 +147,8 @@ conflict
 
 # %%
 lines = [f"**Best joint fit**: `{best.reading}`: {best.within} of {best.asserted} paper numbers within tolerance "
-         f"(Nona's placement mixed at {best.mixed_points} of {len(plan.points())} points)."]
+         f"(Nona's placement mixed at {best.mixed_points} of {len(plan.points())} points; the fewest inference jobs "
+         f"in one simulation: {best.min_inference_jobs}, so its low-load numbers rest on few jobs)."]
 if len(default_row):
     lines.append(f"The figures' workload `{figures_workload}` (phase-1 window) reproduces "
                  f"{int(default_row.within.iloc[0])} of {int(default_row.asserted.iloc[0])}.")

@@ -275,8 +275,9 @@ def _log_error(fit: pd.DataFrame) -> float:
 
 def fit_table(measured: Sequence[Measured]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(summary, long)``: one summary row per reading (factors, numbers within tolerance,
-    asserted, mean log error of the gains, points where Nona's placement is mixed), best first;
-    and the long table (reading, id, paper, ours, verdict)."""
+    asserted, mean log error of the gains, points where Nona's placement is mixed, the window and
+    the fewest inference jobs any simulation measured: a number resting on a few dozen jobs is
+    noisy), best first; and the long table (reading, id, paper, ours, verdict)."""
     long, summary = [], []
     for m in measured:
         fit = check_values(m.values).assign(reading=m.reading.name)
@@ -284,7 +285,8 @@ def fit_table(measured: Sequence[Measured]) -> tuple[pd.DataFrame, pd.DataFrame]
         asserted = fit[fit.verdict.isin(["yes", "no"])]
         summary.append({"reading": m.reading.name, **asdict(m.reading),
                         "within": int((asserted.verdict == "yes").sum()), "asserted": int(len(asserted)),
-                        "log_error": _log_error(fit), "mixed_points": m.mixed_points, "window_s": m.window_s})
+                        "log_error": _log_error(fit), "mixed_points": m.mixed_points, "window_s": m.window_s,
+                        "min_inference_jobs": int(m.rows.inference_jobs.min())})
     table = pd.DataFrame(summary).sort_values(["within", "log_error"], ascending=[False, True], kind="stable")
     return table.reset_index(drop=True), pd.concat(long, ignore_index=True)
 
