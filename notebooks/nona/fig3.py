@@ -70,7 +70,7 @@ import matplotlib.pyplot as plt
 from schedlab import io, paths
 from schedlab.nona import experiments
 from IPython.display import Markdown, display
-from schedlab.nona.plotting import SCHEME_STYLE, paper_vs_ours, plot_sweep, readable_log_axis, scheme_label
+from schedlab.nona.plotting import SCHEME_STYLE, load_label, paper_vs_ours, plot_sweep, readable_log_axis, scheme_label
 from schedlab.reference import paper_values
 
 out = Outputs(output_root, "nona/fig3")
@@ -100,7 +100,7 @@ rows[["load", "scheme", "status", "mean_jct_s", "p99_jct_s", "inference_mean_jct
 
 # %%
 paper_low = {s.rsplit(".", 1)[1]: v for s, v in paper_values("nona", "fig3.gain_avg_low.").items()}
-fig = plot_sweep(rows, "load", schemes, xlabel="compute load (share of server time busy)",
+fig = plot_sweep(rows, "load", schemes, xlabel=load_label(workload),
                  title=f"Fig. 3: average JCT against the load ({servers} servers, {bandwidth_gbps:g} Gbps link, "
                        f"{profile} profile)",
                  paper_high=paper["avg"], paper_low=paper_low)
@@ -208,7 +208,7 @@ for s in sens_schemes:
     g = sens[sens.scheme == s]
     ax.plot(g.load, g.mean_jct_s, color=color, marker=marker, label=label)
 readable_log_axis(ax, "y")
-ax.set_xlabel("compute load (share of server time busy)"); ax.set_ylabel("average JCT (s, log scale)")
+ax.set_xlabel(load_label({**workload, **sensitivity_workload})); ax.set_ylabel("average JCT (s, log scale)")
 ax.grid(True, which="major", alpha=0.3)
 ax.set_title(f"Fig. 3a with smaller queries ({query}, query scale {sensitivity_workload.get('query_scale', 1):g})")
 fig.legend(*ax.get_legend_handles_labels(), loc="outside right center", fontsize=8, frameon=False)
@@ -244,7 +244,7 @@ experiments.write_rows(out, light, "fig3_light.csv")  # wall-clock columns under
 io.atomic_write_text(out.results("fig3_light_placements.csv"), placements.to_csv(index=False))
 gains["light"] = light_gains
 io.atomic_write_json(out.results("fig3_gains.json"), gains)
-fig = plot_sweep(light, "load", light_schemes, xlabel="compute load (share of server time busy)",
+fig = plot_sweep(light, "load", light_schemes, xlabel=load_label({**workload, **light_workload}),
                  title=f"Fig. 3 with light background traffic (background link load {light_workload.get('comm_load', 0):g}, "
                        f"{servers} servers, {bandwidth_gbps:g} Gbps)",
                  paper_high=paper["avg"], paper_low=paper_low)

@@ -86,6 +86,20 @@ def class_label(name: str) -> str:
     return CLASS_LABEL.get(name, name)
 
 
+def load_label(workload: Mapping[str, Any]) -> str:
+    """The x-axis label of a load sweep under ``workload`` (``build_workload`` arguments):
+    what "load" means depends on its ``load_basis``.
+
+    >>> load_label({})
+    'compute load (share of server time busy)'
+    >>> load_label({"load_basis": "cluster"})
+    'compute load (sum of arrival rate x service time: busy servers, cluster-wide)'
+    """
+    if workload.get("load_basis", "server") == "cluster":
+        return "compute load (sum of arrival rate x service time: busy servers, cluster-wide)"
+    return "compute load (share of server time busy)"
+
+
 def scheme_label(scheme: str) -> str:
     """Readable name of a scheme (``SCHEME_STYLE``'s label; unknown names unchanged)."""
     return SCHEME_STYLE[scheme][0] if scheme in SCHEME_STYLE else scheme
