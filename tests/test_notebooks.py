@@ -210,3 +210,18 @@ def test_sync_carries_an_edit_from_either_side(tmp_path):
     os.utime(nb_path, (later, later))
     assert notebooks.sync([nb_path]) == [script]
     assert "# One more line." in script.read_text()
+
+
+@pytest.mark.parametrize("path", STAGE_NOTEBOOKS, **NB_IDS)
+def test_papermill_parses_every_parameter(path, caplog):
+    """papermill reads each `name = value  # comment` line of the parameters cell; a line it cannot
+    parse (an "=" inside the comment, say) is dropped with a warning and the parameter is "unknown"."""
+    import logging
+
+    import papermill
+
+    with caplog.at_level(logging.WARNING, logger="papermill"):
+        params = papermill.inspect_notebook(str(path))
+    bad = [r.getMessage() for r in caplog.records if "Unable to parse" in r.getMessage()]
+    assert not bad, bad
+    assert "output_root" in params

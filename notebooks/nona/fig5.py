@@ -32,7 +32,7 @@ duration = 120.0  # measured window (s) of every scheme but Decima, +10% warm-up
 seed = 0
 expert_budget = 40  # the Expert's search: simulations ...
 expert_duration = 30.0  # ... of this window each
-decima_duration = 120.0  # both Decima rows' measured window (s); their policy runs at every decision (= duration by default)
+decima_duration = 120.0  # both Decima rows' measured window (s); their policy runs at every decision (duration by default)
 decima_weights = "results/nona/decima_train/weights.npz"  # the retrained Decima (stage nona_decima_train)
 
 # %%

@@ -33,7 +33,7 @@ profile = "default"  # params.yaml has no teaching/paper values for this noteboo
 servers = [16, 32, 48, 64, 80, 96, 112, 128]
 load = 0.5
 bandwidth_gbps = 10.0
-comm_load = 0.05  # background link load: at 0.05 splitting pays, so the solvers have LPs to run (None: = load, no split pays)
+comm_load = 0.05  # background link load: at 0.05 splitting pays, so the solvers have LPs to run (None: the compute load, no split pays)
 repeats = 3  # solves per size and method; the fastest is the time (the machine is shared)
 models = ["gpt2", "densenet121", "vgg16", "alexnet", "resnet18"]
 methods = ["global", "local"]

@@ -58,7 +58,7 @@ jct_traces = ["0e4a51", "b436b2", "6214e9", "6c71a0", "2869ce", "ee9e8c"]  # JCT
 num_jobs = 0  # 0: the whole trace
 policies = ["AFS", "Tiresias", "Themis", "FIFO", "PCS-JCT", "PCS-bal", "PCS-pred"]
 gpus = 64
-predict_sample = 5000  # the authors' rule: each arrival predicted with p = min(5000/N, 1); None: all
+predict_sample = 5000  # the authors' rule: each arrival predicted with probability min(5000/N, 1); None: all
 seed = 0  # draws the predicted subset
 
 # %%
