@@ -50,7 +50,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from schedlab.nona.experiments import DEFAULT_MODELS, placement_table, sweep
+from schedlab.nona.experiments import (DEFAULT_MODELS, background_no_wait, gain_summary, placement_table,
+                                       ratio_table, sweep)
 
 #: the baselines whose factors the paper prints (Decima has its own stage and window)
 BASELINES = ("spark_fair", "opportunistic", "random")
@@ -133,38 +134,33 @@ class Design:
         return [{"load": x, "bandwidth_gbps": b} for x, b in unique]
 
 
-def _ratios(rows: pd.DataFrame, mask: pd.Series, col: str) -> pd.DataFrame:
-    """``scheme / nona`` of ``col`` for the rows of ``mask``, one row per point."""
-    sub = rows[mask].pivot_table(index=["load", "bandwidth_gbps"], columns="scheme", values=col)
-    return sub.div(sub["nona"], axis=0)
-
-
 def gains(rows: pd.DataFrame, jobs: Mapping[tuple, pd.DataFrame], design: Design) -> dict[str, float]:
-    """The paper's numbers measured on one reading's sweep, under ``reference/nona.yaml`` ids."""
-    bw, out = design.bandwidth_gbps, {}
-    fig3 = (rows.bandwidth_gbps == bw) & rows.load.isin(design.fig3_loads)
-    fig4 = (rows.load == design.fig4_load) & rows.bandwidth_gbps.isin(design.fig4_bandwidths)
-    r3, p3 = _ratios(rows, fig3, "mean_jct_s"), _ratios(rows, fig3, "p99_jct_s")
-    r4, i4 = _ratios(rows, fig4, "mean_jct_s"), _ratios(rows, fig4, "inference_mean_jct_s")
-    fig5 = (rows.load == design.fig5_load) & (rows.bandwidth_gbps == bw)
-    r5 = _ratios(rows, fig5, "inference_p99_jct_s")
-    for s in BASELINES:
-        if s not in r3:
-            continue
-        out[f"fig3.gain_avg.{s}"] = float(r3[s].max())
-        out[f"fig3.gain_avg_low.{s}"] = float(r3[s].min())
-        out[f"fig3.gain_p99.{s}"] = float(p3[s].max())
-        out[f"fig3.nona_ahead.avg.{s}"] = float((r3[s] > 1).all())
-        out[f"fig3.nona_ahead.p99.{s}"] = float((p3[s] > 1).all())
-        out[f"fig4.gain_avg.{s}"] = float(r4[s].max())
-        out[f"fig4.gain_inference_avg.{s}"] = float(i4[s].max())
-        out[f"fig4.nona_ahead.avg.{s}"] = float((r4[s] > 1).all())
+    """The paper's numbers measured on one reading's sweep, under ``reference/nona.yaml`` ids,
+    computed as the figure notebooks compute them (:func:`~schedlab.nona.experiments.gain_summary`,
+    :func:`~schedlab.nona.experiments.background_no_wait`)."""
+    bw = design.bandwidth_gbps
+    fig3 = rows[(rows.bandwidth_gbps == bw) & rows.load.isin(design.fig3_loads)]
+    fig4 = rows[(rows.load == design.fig4_load) & rows.bandwidth_gbps.isin(design.fig4_bandwidths)]
+    fig5 = rows[(rows.load == design.fig5_load) & (rows.bandwidth_gbps == bw)]
+    g3 = gain_summary(fig3, "load", {"avg": "mean_jct_s", "p99": "p99_jct_s"}, BASELINES)
+    g4 = gain_summary(fig4, "bandwidth_gbps", {"avg": "mean_jct_s", "inference_avg": "inference_mean_jct_s"},
+                      BASELINES)
+    r5 = ratio_table(fig5, "load", "inference_p99_jct_s")
+    out: dict[str, float] = {}
+    for s in g3["avg"]:
+        out[f"fig3.gain_avg.{s}"] = g3["avg"][s]
+        out[f"fig3.gain_avg_low.{s}"] = g3["min"]["avg"][s]
+        out[f"fig3.gain_p99.{s}"] = g3["p99"][s]
+        out[f"fig3.nona_ahead.avg.{s}"] = float(g3["ahead"]["avg"][s])
+        out[f"fig3.nona_ahead.p99.{s}"] = float(g3["ahead"]["p99"][s])
+        out[f"fig4.gain_avg.{s}"] = g4["avg"][s]
+        out[f"fig4.gain_inference_avg.{s}"] = g4["inference_avg"][s]
+        out[f"fig4.nona_ahead.avg.{s}"] = float(g4["ahead"]["avg"][s])
         out[f"fig5.gain_inference_p99.{s}"] = float(r5[s].iloc[0])
     for s in ("nona", "spark_fair"):
         j = jobs.get((design.fig5_load, bw, s))
         if j is not None:
-            b = j[j.job_class == "background_compute"]
-            out[f"fig5.background_no_wait.{s}"] = float((b.jct <= b.jct.min() * (1 + 1e-9)).mean()) if len(b) else math.nan
+            out[f"fig5.background_no_wait.{s}"] = background_no_wait(j)
     return out
 
 

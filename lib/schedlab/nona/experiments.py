@@ -534,6 +534,18 @@ def gain_summary(rows: pd.DataFrame, key: str, columns: Mapping[str, str], schem
     return {**out, **extra}
 
 
+def background_no_wait(jobs: pd.DataFrame) -> float:
+    """Share of a run's background compute jobs served with no queueing delay (Fig. 5a): their
+    JCT equals their task time, the shortest JCT of the class (NaN without such jobs).
+
+    >>> background_no_wait(pd.DataFrame({"job_class": ["background_compute"] * 4 + ["vgg16"],
+    ...                                  "jct": [1.0, 1.0, 2.0, 3.0, 9.0]}))
+    0.5
+    """
+    b = jobs[jobs.job_class == "background_compute"]
+    return float((b.jct <= b.jct.min() * (1 + 1e-9)).mean()) if len(b) else float("nan")
+
+
 def placement_table(rows: pd.DataFrame, schemes: Sequence[str] = ("nona", "nona_star", "expert")) -> pd.DataFrame:
     """What the probability tables of a sweep decide: one row per (point, scheme, subgraph) with
     ``load``, ``bandwidth_gbps``, ``scheme``, ``class``, ``subgraph`` (``source->sink``),

@@ -230,13 +230,15 @@ def chain_model(g: nx.DiGraph):
 
 
 def profiled_batch(g: nx.DiGraph) -> int:
-    """The profile's minibatch, from the Input's activation bytes (4 * B * 3 * 224 * 224)."""
-    per_sample = 4 * IMAGE_SHAPE[0] * IMAGE_SHAPE[1] * IMAGE_SHAPE[2]
-    (inp,) = [d for _, d in g.nodes(data=True) if d["desc"] == "Input"]
-    batch, rest = divmod(int(inp["activation_bytes"]), per_sample)
-    if rest:
-        raise ValueError(f"Input activation {inp['activation_bytes']} bytes is not 4*B*3*224*224")
-    return batch
+    """The profile's minibatch (:func:`schedlab.nona.workload.profiled_batch`), which must be a
+    whole number of images to build an input of."""
+    from schedlab.nona.workload import profiled_batch as batch_of
+
+    batch = batch_of(g)
+    if batch != int(batch):
+        raise ValueError(f"{g.graph.get('name', 'graph')}: Input activation bytes are not 4*B*3*224*224 "
+                         f"for a whole B (B = {batch})")
+    return int(batch)
 
 
 def _timed_run(model, x) -> dict[str, tuple[float, float, int]]:
