@@ -52,7 +52,7 @@ if profile != "default":  # a profile chosen in JupyterLab: its values from para
 
 import json
 import tempfile
-from dataclasses import asdict, replace
+from dataclasses import replace
 
 import matplotlib.pyplot as plt
 import pandas as pd

@@ -16,7 +16,7 @@ the simulation; a :class:`Reading` is one value for each:
     ``False``: one query is one profiled (training) minibatch; ``True``: one sample.
 ``gpt2_time_scale``
     factor on GPT-2's task times: 1 = as traced on one CPU thread; the GPU/CPU ratio measured
-    on a profiled model (``results/nona/gpu_scale.json``) puts GPT-2 on the profiles' hardware.
+    on a profiled model (``benchmarks/results/nona_gpu_scale.json``) puts GPT-2 on the profiles' hardware.
 ``duration``
     measured window (s) of every simulation; the warm-up before it is ``warmup_share`` of it.
 

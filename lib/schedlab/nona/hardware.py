@@ -94,7 +94,6 @@ from schedlab.nona import profiles
 
 IMAGE_SHAPE = (3, 224, 224)  # PipeDream's ImageNet input: B x 3 x 224 x 224 float32
 DEFAULT_OUT = paths.ROOT / "benchmarks" / "results" / "nona_gpu_scale.json"  # a timing, not a pipeline output
-GPT2_CPU_MS = 1041.0  # gpt2_trace, batch 1 x 128 tokens, one thread (Nona issue); see _gpt2_cpu_ms
 CLOCKS = ("wall", "thread")
 
 # desc name -> torch.nn class name; only these are built (no eval of arbitrary text)
@@ -367,11 +366,9 @@ def ratio_by_kind(table: pd.DataFrame) -> dict[str, dict[str, float]]:
 
 
 def _gpt2_cpu_ms() -> float:
-    """Sum of forward times of the traced GPT-2 graph if generated, else the issue's 1,041 ms."""
-    try:
-        g = profiles.load("gpt2")
-    except FileNotFoundError:
-        return GPT2_CPU_MS
+    """Sum of the forward times of the committed GPT-2 trace (``profiles.load("gpt2")``; a
+    missing trace is an error there, not a number made up here)."""
+    g = profiles.load("gpt2")
     return float(sum(d["forward_ms"] for _, d in g.nodes(data=True) if not d["desc"].startswith("Input")))
 
 
