@@ -50,7 +50,7 @@ def test_serial_loky_and_dask_agree(tmp_path, cluster_client, monkeypatch):
                 np.testing.assert_array_equal(a, b)
     assert serial.n_clusters.ge(2).all()
     # the parent wrote the cache as results arrived: a rerun recomputes nothing
-    monkeypatch.setattr(grid, "_compute_one", lambda *a, **k: (_ for _ in ()).throw(AssertionError("recomputed")))
+    monkeypatch.setattr(grid, "_compute_group", lambda *a, **k: (_ for _ in ()).throw(AssertionError("recomputed")))
     again = grid.run_grid(X, cfgs, tmp_path / "dask", n_jobs=1, **kw)
     pd.testing.assert_frame_equal(again, dask)
 

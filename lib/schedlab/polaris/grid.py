@@ -1,7 +1,11 @@
 """Tables III/IV: the clustering grid (HDBSCAN via ``hdbscan``, OPTICS via scikit-learn).
 
-Every configuration ``(algorithm, transform, metric, min_cluster_size)`` is one task; tasks run
-through the suite's executor (:class:`schedlab.parallel.Executor`, :func:`run_grid`): in this
+Every configuration ``(algorithm, transform, metric, min_cluster_size)`` is one run. Runs that
+cluster the same rows with the same transform and metric (every HDBSCAN ``min_cluster_size`` of a
+transform and metric) form one task (:func:`share_groups`, :func:`compute_group`): the transform
+runs once and one distance pass scores all their labellings
+(:func:`schedlab.polaris.scoring.point_silhouettes_many`), with results equal to running each
+alone. Tasks run through the suite's executor (:class:`schedlab.parallel.Executor`, :func:`run_grid`): in this
 process, local loky processes (``n_jobs``) or a ``dask.distributed`` cluster (``scheduler=`` an
 address or a ``Client``), or any executor the caller passes::
 
@@ -139,11 +143,15 @@ def cluster(Xt: np.ndarray, cfg: Config) -> np.ndarray:
 
 def evaluate(Xt: np.ndarray, labels: np.ndarray, metric: str, *, silhouette_sample: int | None,
              rng: np.random.Generator, optimal: float = scoring.OPTIMAL_N_CLUSTERS,
-             silhouette: str = "non_noise") -> dict:
+             silhouette: str = "non_noise", points: np.ndarray | None = None) -> dict:
     """The grid table's metrics of one labelling; ``silhouette`` picks the semantics
-    (:func:`schedlab.polaris.scoring.silhouette`)."""
+    (:func:`schedlab.polaris.scoring.silhouette`). ``points``: its per-point silhouettes, when
+    already computed on all rows (:func:`compute_group`)."""
     st = scoring.label_stats(labels)
-    sil = scoring.silhouette(Xt, labels, metric, semantics=silhouette, sample_size=silhouette_sample, rng=rng)
+    if points is not None:
+        sil = scoring.mean_silhouette(points, labels, silhouette)
+    else:
+        sil = scoring.silhouette(Xt, labels, metric, semantics=silhouette, sample_size=silhouette_sample, rng=rng)
     db = scoring.davies_bouldin_with_noise(Xt, labels)
     row = {"n_rows": st.n, "n_outliers": st.n_outliers, "n_clusters": st.n_clusters,
            "mean_cluster_size": st.mean_cluster_size, "avg_silhouette": sil, "davies_bouldin_score": db}
@@ -169,30 +177,99 @@ def compute_one(X: np.ndarray, cfg: Config, key: str, *, seed: int = 0, silhouet
     BLAS runs single-threaded here: multi-threaded reductions change the last bit of e.g. the
     Davies-Bouldin score with the thread count, which differs between backends.
     """
+    return compute_group(X, [(cfg, key)], seed=seed, silhouette_sample=silhouette_sample,
+                         optics_subsample=optics_subsample)[0]
+
+
+def compute_group(X: np.ndarray, tasks: list[tuple[Config, str]], *, seed: int = 0,
+                  silhouette_sample: int | None = None,
+                  optics_subsample: int | None = 10_000) -> list[tuple[dict, np.ndarray]]:
+    """:func:`compute_one` for several configurations that cluster the same rows with the same
+    transform and metric (:func:`share_groups`): the transform runs once and one
+    :func:`~schedlab.polaris.scoring.point_silhouettes_many` pass scores every labelling, so the
+    ``O(n^2)`` distances are computed once, not once per configuration. Every row equals what
+    :func:`compute_one` gives that configuration alone, except the times: a configuration's
+    ``seconds`` / ``cpu_seconds`` hold its own fit and scoring plus an equal share of the shared
+    distance pass. Results in the order of ``tasks``.
+    """
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1):
-        return _compute_one(X, cfg, key, seed=seed, silhouette_sample=silhouette_sample,
-                            optics_subsample=optics_subsample)
+        return _compute_group(np.asarray(X), tasks, seed=seed, silhouette_sample=silhouette_sample,
+                              optics_subsample=optics_subsample)
 
 
-def _compute_one(X, cfg, key, *, seed, silhouette_sample, optics_subsample):
-    rng = np.random.default_rng([seed, int(key[:8], 16)])
-    X = np.asarray(X)
-    idx = np.arange(len(X))
-    if cfg.algorithm == "optics" and optics_subsample is not None and optics_subsample < len(X):
-        idx = np.sort(rng.choice(len(X), size=optics_subsample, replace=False))
+def _rows_used(n: int, cfg: Config, rng: np.random.Generator, optics_subsample: int | None) -> np.ndarray:
+    if cfg.algorithm == "optics" and optics_subsample is not None and optics_subsample < n:
+        return np.sort(rng.choice(n, size=optics_subsample, replace=False))
+    return np.arange(n)
+
+
+def _compute_group(X, tasks, *, seed, silhouette_sample, optics_subsample):
+    shares = {_share_key(c, len(X), silhouette_sample, optics_subsample) for c, _ in tasks}
+    if len(tasks) > 1 and (None in shares or len(shares) > 1):
+        raise ValueError("compute_group: these configurations do not share their rows, transform and metric")
+    fits = []
+    for cfg, key in tasks:
+        rng = np.random.default_rng([seed, int(key[:8], 16)])
+        idx = _rows_used(len(X), cfg, rng, optics_subsample)
+        t0, c0 = time.perf_counter(), time.thread_time()
+        Xt = fits[0]["Xt"] if fits else transform(X[idx], cfg.transform)  # shared rows: one transform
+        labels = cluster(Xt, cfg)
+        fits.append({"cfg": cfg, "key": key, "rng": rng, "idx": idx, "Xt": Xt, "labels": labels,
+                     "fit": time.perf_counter() - t0, "fit_cpu": time.thread_time() - c0})
+    shared, shared_s, shared_cpu = _shared_silhouettes(fits, silhouette_sample)
+    out = []
+    for f, points in zip(fits, shared):
+        cfg = f["cfg"]
+        t0, c0 = time.perf_counter(), time.thread_time()
+        metrics = evaluate(f["Xt"], f["labels"], cfg.metric, silhouette_sample=silhouette_sample, rng=f["rng"],
+                           silhouette=cfg.silhouette, points=points)
+        row = {**asdict(cfg), **metrics,
+               # wall and CPU time of this thread (BLAS and HDBSCAN run single-threaded here)
+               "fit_seconds": f["fit"], "seconds": f["fit"] + shared_s + time.perf_counter() - t0,
+               "cpu_seconds": f["fit_cpu"] + shared_cpu + time.thread_time() - c0, "key": f["key"],
+               "subsample": int(f["idx"].size) if f["idx"].size < len(X) else None}
+        out.append((row, np.column_stack([f["idx"], f["labels"]]).astype(np.int64)))
+    return out
+
+
+def _shared_silhouettes(fits: list[dict], silhouette_sample: int | None):
+    """Per-point silhouettes of every labelling of a group in one distance pass (``None`` for a
+    single configuration or a sampled silhouette: :func:`evaluate` computes those itself), and
+    each configuration's share of the pass's wall and CPU time."""
+    if len(fits) < 2 or silhouette_sample is not None:
+        return [None] * len(fits), 0.0, 0.0
     t0, c0 = time.perf_counter(), time.thread_time()
-    Xt = transform(X[idx], cfg.transform)
-    labels = cluster(Xt, cfg)
-    fit_s = time.perf_counter() - t0
-    row = {**asdict(cfg), **evaluate(Xt, labels, cfg.metric, silhouette_sample=silhouette_sample, rng=rng,
-                                     silhouette=cfg.silhouette),
-           # wall and CPU time of this thread (BLAS and HDBSCAN run single-threaded here)
-           "fit_seconds": fit_s, "seconds": time.perf_counter() - t0, "cpu_seconds": time.thread_time() - c0,
-           "key": key,
-           "subsample": int(idx.size) if idx.size < len(X) else None}
-    return row, np.column_stack([idx, labels]).astype(np.int64)
+    todo = [i for i, f in enumerate(fits) if scoring.silhouette_defined(f["labels"])]
+    points: list = [None] * len(fits)
+    if todo:
+        many = scoring.point_silhouettes_many(fits[0]["Xt"], [fits[i]["labels"] for i in todo], fits[0]["cfg"].metric)
+        for i, p in zip(todo, many):
+            points[i] = p
+    n = len(fits)
+    return points, (time.perf_counter() - t0) / n, (time.thread_time() - c0) / n
+
+
+def _share_key(cfg: Config, n: int, silhouette_sample: int | None, optics_subsample: int | None):
+    """Configurations with the same key cluster the same rows with the same transform and metric,
+    so :func:`compute_group` can share their work; ``None``: this one runs alone (a random OPTICS
+    subsample or a sampled silhouette differs per configuration)."""
+    if silhouette_sample is not None:
+        return None
+    if cfg.algorithm == "optics" and optics_subsample is not None and optics_subsample < n:
+        return None
+    return (cfg.transform, cfg.metric)
+
+
+def share_groups(cfgs_keys: list[tuple[Config, str]], n: int, *, silhouette_sample: int | None,
+                 optics_subsample: int | None) -> list[list[tuple[Config, str]]]:
+    """Split ``(configuration, key)`` items into :func:`compute_group` tasks, in first-seen order."""
+    groups: dict = {}
+    for i, (cfg, key) in enumerate(cfgs_keys):
+        k = _share_key(cfg, n, silhouette_sample, optics_subsample)
+        groups.setdefault(("alone", i) if k is None else k, []).append((cfg, key))
+    return list(groups.values())
 
 
 def _write_cache(cache_dir: Path, row: dict, labels: np.ndarray) -> None:
@@ -231,10 +308,9 @@ def load_labels(cache_dir: str | Path, key: str) -> tuple[np.ndarray, np.ndarray
     return arr[:, 0], arr[:, 1]
 
 
-def _compute_task(task: tuple[Config, str], X: np.ndarray, **kwargs) -> tuple[dict, np.ndarray]:
-    """:func:`compute_one` for one ``(configuration, cache key)`` item of the executor."""
-    cfg, key = task
-    return compute_one(X, cfg, key, **kwargs)
+def _compute_task(task: list[tuple[Config, str]], X: np.ndarray, **kwargs) -> list[tuple[dict, np.ndarray]]:
+    """:func:`compute_group` for one group of ``(configuration, cache key)`` items of the executor."""
+    return compute_group(X, task, **kwargs)
 
 
 def _grid_executor(n_jobs: int, scheduler, executor: Executor | None) -> tuple[Executor, bool]:
@@ -288,12 +364,16 @@ def run_grid(X: np.ndarray, cfgs: list[Config], cache_dir: str | Path, *, n_jobs
     todo = [(c, k) for c, k in zip(cfgs, keys) if k not in rows]
     if todo:
         ex, own = _grid_executor(n_jobs, scheduler, executor)
-        desc = f"grid ({len(rows)} of {len(cfgs)} cached)" if rows else "grid"
+        tasks = share_groups(todo, len(X), silhouette_sample=silhouette_sample, optics_subsample=optics_subsample)
+        desc = f"grid: {len(todo)} configurations in {len(tasks)} tasks"
+        if rows:
+            desc += f" ({len(rows)} of {len(cfgs)} cached)"
         try:
-            for _, (row, labels) in ex.imap(_compute_task, todo, X, seed=seed, silhouette_sample=silhouette_sample,
-                                            optics_subsample=optics_subsample, desc=desc, progress=progress):
-                _write_cache(cache_dir, row, labels)
-                rows[row["key"]] = row
+            for _, results in ex.imap(_compute_task, tasks, X, seed=seed, silhouette_sample=silhouette_sample,
+                                      optics_subsample=optics_subsample, desc=desc, progress=progress):
+                for row, labels in results:
+                    _write_cache(cache_dir, row, labels)
+                    rows[row["key"]] = row
         finally:
             if own:
                 ex.close()

@@ -1,0 +1,61 @@
+"""One distance pass for several labellings: equal to scikit-learn, and a grouped grid equal to
+running every configuration alone."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import silhouette_samples
+
+from schedlab.polaris import grid, scoring
+
+
+def _blobs(rng, n=400, d=5):
+    centers = rng.normal(scale=6.0, size=(4, d))
+    X = centers[rng.integers(0, 4, size=n)] + rng.normal(size=(n, d))
+    X[:10] = X[10]  # duplicated rows: a = b = 0 is possible
+    return X
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "manhattan", "cosine"])
+def test_many_labellings_equal_sklearn_to_the_last_bit(metric):
+    rng = np.random.default_rng(0)
+    X = _blobs(rng)
+    labellings = [rng.integers(-1, 6, size=len(X)),  # noise as a group
+                  np.r_[np.arange(3), rng.integers(3, 5, size=len(X) - 3)],  # three singletons
+                  (X[:, 0] > 0).astype(int)]
+    many = scoring.point_silhouettes_many(X, labellings, metric)
+    for labels, ours in zip(labellings, many):
+        np.testing.assert_array_equal(ours, silhouette_samples(X, labels, metric=metric))
+    assert (many[1][:3] == 0).all()  # a point alone in its group scores 0, as scikit-learn
+
+
+def test_many_labellings_refuses_what_sklearn_refuses():
+    X = np.arange(10.0).reshape(5, 2)
+    with pytest.raises(ValueError, match="labelling 1 has 1 distinct labels"):
+        scoring.point_silhouettes_many(X, [[0, 0, 1, 1, 1], [0] * 5])
+    with pytest.raises(ValueError, match=r"labelling 0 has shape \(4,\)"):
+        scoring.point_silhouettes_many(X, [[0, 0, 1, 1]])
+
+
+def test_grouped_grid_equals_each_configuration_alone(tmp_path):
+    rng = np.random.default_rng(1)
+    X = _blobs(rng, n=500)
+    cfgs = grid.configs(transforms=["standard_scaler", "minmax_scaler"], metrics=["euclidean", "manhattan"],
+                        min_cluster_sizes=[5, 15, 40])
+    keys = [grid._cache_key(c, grid.fingerprint(X), 0, None, 200) for c in cfgs]
+    tasks = grid.share_groups(list(zip(cfgs, keys)), len(X), silhouette_sample=None, optics_subsample=200)
+    # HDBSCAN: one task per transform and metric; OPTICS on its own random subsample: alone
+    assert sorted(len(t) for t in tasks) == [1] * 12 + [3] * 4
+    table = grid.run_grid(X, cfgs, tmp_path, optics_subsample=200, progress=False)
+    alone = pd.DataFrame([grid.compute_one(X, c, k, optics_subsample=200)[0] for c, k in zip(cfgs, keys)])
+    cols = [c for c in table.columns if c not in grid.TIMING_COLUMNS]
+    pd.testing.assert_frame_equal(table[cols], alone[cols], check_exact=True)
+    assert table.avg_silhouette.gt(-1).any() and table.n_clusters.nunique() > 1  # not a trivial grid
+
+
+def test_a_group_must_share_rows_transform_and_metric():
+    X = _blobs(np.random.default_rng(2), n=100)
+    a, b = grid.configs(algorithms=["hdbscan"], transforms=["standard_scaler"], metrics=["euclidean", "manhattan"],
+                        min_cluster_sizes=[10])
+    with pytest.raises(ValueError, match="do not share"):
+        grid.compute_group(X, [(a, "0" * 20), (b, "1" * 20)])
