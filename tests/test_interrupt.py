@@ -85,3 +85,23 @@ def test_killing_the_parent_alone_stops_notebook_and_kernel(tmp_path):
             os.killpg(parent.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def test_a_nohup_run_outlives_its_parent(tmp_path):
+    # `nohup schedlab notebook run ... &` then the shell exits: the run was detached on purpose
+    parent_code = f"import subprocess; subprocess.run('nohup ' + {_stage_command(tmp_path)!r}, shell=True)"
+    parent = subprocess.Popen([sys.executable, "-c", parent_code], start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
+    try:
+        assert _wait_for(lambda: (tmp_path / "kernel.pid").exists(), 90), "the notebook never started"
+        kernel = int((tmp_path / "kernel.pid").read_text())
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(timeout=10)
+        time.sleep(3)  # the watchdog polls every 0.5 s: without nohup the run is gone by now
+        assert _alive(kernel), "a nohup run was stopped when its parent died"
+        assert not (tmp_path / "finished").exists()
+    finally:
+        try:
+            os.killpg(parent.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

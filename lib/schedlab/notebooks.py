@@ -225,6 +225,10 @@ def stop_with_parent(poll_s: float = 0.5) -> Iterator[None]:
     kernel down and :func:`run` removes its partial output, as for Ctrl-C); a watchdog thread
     sends this process SIGTERM when its parent or grandparent exits (``dvc repro`` killed while
     its stage runs), so no notebook goes on writing after the pipeline has died.
+
+    A run started with SIGHUP ignored (``nohup schedlab notebook run ...``) was asked to outlive
+    its terminal and whoever started it: it keeps SIGHUP ignored and has no watchdog (SIGTERM and
+    Ctrl-C still stop it cleanly).
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -233,6 +237,13 @@ def stop_with_parent(poll_s: float = 0.5) -> Iterator[None]:
     def interrupt(signum, _frame):
         raise Interrupted(f"stopped by {signal.Signals(signum).name}")
 
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:  # nohup: detached on purpose
+        previous = signal.signal(signal.SIGTERM, interrupt)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        return
     watched = _ancestors()
     start_ppid = os.getppid()
     done = threading.Event()
