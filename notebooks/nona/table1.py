@@ -48,7 +48,7 @@ import pandas as pd
 from schedlab import io
 import numpy as np
 from schedlab.nona.decision import Option
-from schedlab.nona.optimise import compile_problem, evaluate, solve
+from schedlab.nona.optimise import compile_problem, distributed_share, evaluate, solve
 from schedlab.nona.queueing import UnstableLinkError
 from schedlab.nona.workload import Cluster, build_workload, job_f
 from IPython.display import Markdown, display
@@ -76,7 +76,7 @@ def point(load, mb=None):
            "link_load": res.rho, "phi_ms": res.phi * 1e3}
     for o, p in opts:
         row[label(o)] = row.get(label(o), 0.0) + p
-    row["p_distribute"] = 1 - row["together"]
+    row["p_distribute"] = distributed_share(res, "f")
     return row
 
 grid = sorted(set(loads) | set(table_loads.values()))
@@ -113,8 +113,7 @@ def penalty(load):
     """The paper's own solver (Lagrangian penalty, first order) on the same instance."""
     wl = build_workload(classes=[job_f()], load=load, cluster=cluster, background_comm_bytes=background_mb * 1e6)
     res = solve(wl, cluster, method="penalty", max_iter=penalty_max_iter)
-    (sub, opts), = res.distributions()["f"]
-    return 1 - sum(p for o, p in opts if len(o.partition) == 1), res.objective, res.info["iterations"]
+    return distributed_share(res, "f"), res.objective, res.info["iterations"]
 
 rows = []
 for name, x in table_loads.items():

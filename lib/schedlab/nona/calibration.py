@@ -167,7 +167,7 @@ def gains(rows: pd.DataFrame, jobs: Mapping[tuple, pd.DataFrame], design: Design
 def table1_shares(reading: Reading, design: Design) -> dict[str, float]:
     """Job f's optimal share of distributed placements at Table I's loads under ``reading``'s
     background transfer size and load basis (two servers, as section II)."""
-    from schedlab.nona.optimise import solve
+    from schedlab.nona.optimise import distributed_share, solve
     from schedlab.nona.workload import Cluster, build_workload, job_f
 
     cluster = Cluster(servers=2, bandwidth_gbps=design.table1_bandwidth_gbps)
@@ -175,8 +175,7 @@ def table1_shares(reading: Reading, design: Design) -> dict[str, float]:
     out = {}
     for ident, load in zip(TABLE1_IDS, design.table1_loads):
         res = solve(build_workload(classes=[job_f()], load=load, cluster=cluster, **kw), cluster, method="global")
-        (_, opts), = res.distributions()["f"]
-        out[ident] = 1.0 - sum(p for o, p in opts if len(o.partition) == 1)
+        out[ident] = distributed_share(res, "f")
     shares = [out[i] for i in TABLE1_IDS]
     # the paper's shape: distributed most at low load, least at high load, strictly in between somewhere
     out[TABLE1_SHAPE] = float(all(a >= b - 1e-9 for a, b in zip(shares, shares[1:])) and shares[0] > shares[-1])

@@ -488,6 +488,24 @@ def placement_counts(result: Result, tol: float = 1e-6) -> dict[str, int]:
             "mixed_subgraphs": int(np.sum(support > 1))}
 
 
+def distributed_share(result: Result, job: str) -> float:
+    """Probability that Nona places job ``job``'s one subgraph split over servers (Table I's
+    "distribute" share): one minus the probability of its all-together options.
+
+    >>> from schedlab.nona.workload import Cluster, build_workload, job_f
+    >>> cl = Cluster(servers=2, bandwidth_gbps=80)
+    >>> wl = build_workload(classes=[job_f()], load=0.5, cluster=cl, comm_load=0.0)
+    >>> distributed_share(solve(wl, cl), "f")
+    1.0
+    """
+    rows = result.distributions().get(job)
+    if rows is None or len(rows) != 1:
+        raise ValueError(f"distributed_share needs a job with exactly one subgraph; {job!r} has "
+                         f"{'no distribution' if rows is None else len(rows)}")
+    (_, opts), = rows
+    return 1.0 - sum(p for o, p in opts if len(o.partition) == 1)
+
+
 def _finish(prob: Problem, method: str, theta: np.ndarray, t0: float, **kw) -> Result:
     theta = _clean(prob, theta)
     ev = evaluate(prob, theta)
