@@ -286,6 +286,42 @@ def fit_table(measured: Sequence[Measured]) -> tuple[pd.DataFrame, pd.DataFrame]
     return table.reset_index(drop=True), pd.concat(long, ignore_index=True)
 
 
+def seed_spread(measured: Sequence[tuple[int, Measured]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """How much of a fit is the simulation's seed: ``(per_reading, per_number)``.
+
+    ``measured`` holds ``(seed, Measured)`` pairs, several seeds per reading. ``per_reading``:
+    per reading (in first-seen order) the seeds, the fewest / mean / most numbers within
+    tolerance over them, and the fewest inference jobs any of its simulations measured.
+    ``per_number``: per reading and asserted paper number, the share of seeds reproducing it
+    (1 or 0: stable; in between: the verdict is the seed's). A reading that leads another by
+    fewer numbers than their ranges overlap leads by chance.
+
+    >>> m = lambda name, v: Measured(Reading(background_mb=float(name)), {"table1.shape": v}, 0,
+    ...                              pd.DataFrame({"inference_jobs": [40]}))
+    >>> per_reading, per_number = seed_spread([(0, m(2, 1.0)), (1, m(2, 0.0)), (0, m(20, 1.0))])
+    >>> per_reading[["seeds", "within_min", "within_max"]].values.tolist()
+    [[2, 0, 1], [1, 1, 1]]
+    >>> per_number.yes_share.tolist()
+    [0.5, 1.0]
+    """
+    rows, longs = [], []
+    for seed, m in measured:
+        fit = check_values(m.values)
+        asserted = fit[fit.verdict.isin(["yes", "no"])]
+        rows.append({"reading": m.reading.name, "seed": seed, "within": int((asserted.verdict == "yes").sum()),
+                     "asserted": int(len(asserted)), "min_inference_jobs": int(m.rows.inference_jobs.min())})
+        longs.append(asserted.assign(reading=m.reading.name, seed=seed))
+    per_seed = pd.DataFrame(rows)
+    per_reading = per_seed.groupby("reading", sort=False).agg(
+        seeds=("seed", "nunique"), within_min=("within", "min"), within_mean=("within", "mean"),
+        within_max=("within", "max"), asserted=("asserted", "max"),
+        min_inference_jobs=("min_inference_jobs", "min")).reset_index()
+    long = pd.concat(longs, ignore_index=True)
+    per_number = (long.assign(yes=long.verdict.eq("yes")).groupby(["reading", "id"], sort=False).yes.mean()
+                  .rename("yes_share").reset_index())
+    return per_reading, per_number
+
+
 def conflicts(long: pd.DataFrame, best: str) -> pd.DataFrame:
     """The numbers the best reading misses, each with the readings that do reproduce it (so a
     reader sees which numbers no single reading fits together)."""
