@@ -6,9 +6,12 @@ a randomised allocator, not the deterministic ``alg_c_concept`` tournament of ou
 :class:`~schedlab.pcs.policies.RandomisedAFS` (``AFS.fig8_runs(rng)``; its docstring lists
 what is replicated: the allocator, the continued stream, the old predictor's coin and last
 re-division, the old event heap's order). This script runs it on every seed and prints the
-number of jobs off per column (0 everywhere = exact). It runs on the reference engine,
-about 3 minutes per seed. ``tests/pcs/test_afs_variant.py`` checks one seed (slow) and a
-fast prefix; CLI: ``schedlab pcs simulate --workload gavel --num-apps 3000 --seed 1954
+number of jobs off per column (0 everywhere = exact). It runs the compiled loop
+(:func:`~schedlab.pcs.sim.simulate_randomised_afs`, the default of ``fig8_afs_run``), about
+4 s per seed; the reference engine gives identical outputs in about 3 minutes per seed
+(``benchmarks/bench_pcs_afs.py``). ``tests/pcs/test_afs_compiled.py`` checks every seed,
+``tests/pcs/test_afs_variant.py`` one seed and a prefix on the reference engine; CLI
+(reference engine): ``schedlab pcs simulate --workload gavel --num-apps 3000 --seed 1954
 --load 1.2 --policy AFS --afs-variant randomised --predict --out afs.csv``.
 
 Run: ``.venv/bin/python benchmarks/check_afs_fig8_runs.py [SEED ...]`` (default: all five)

@@ -29,7 +29,7 @@ def pcs() -> None:
 @click.option("--afs-variant", type=click.Choice(["tournament", "randomised"]), default="tournament",
               show_default=True,
               help="AFS as the authors' simulator (deterministic alg_c_concept tournament; their workload-2 "
-                   "runs) or as their stored Fig. 8 runs (randomised top-priority allocator; reference engine). "
+                   "runs) or as their stored Fig. 8 runs (randomised top-priority allocator; its own compiled loop). "
                    "randomised draws from the --workload generator's stream, continued, as the authors did "
                    "(exact); with --trace from np.random.RandomState(--seed).")
 @click.option("--themis-lease", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True),

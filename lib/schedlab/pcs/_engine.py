@@ -555,6 +555,14 @@ def _apply(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, ze
         return
     _allocate(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
               cache, out)
+    _commit(t, act, n, F, I, out)
+
+
+@njit(cache=True)
+def _commit(t: int, act: np.ndarray, n: int, F: np.ndarray, I: np.ndarray,
+            out: np.ndarray) -> None:
+    """Store the allocation ``out`` (aligned with ``act[:n]``), capped at each job's demand,
+    and update starts and states (the reference engine's ``apply_allocation``)."""
     for k in range(n):
         i = act[k]
         a = min(out[k], float(I[DEM, i]))

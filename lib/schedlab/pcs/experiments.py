@@ -143,7 +143,7 @@ def fig8_afs_runs(seeds: Sequence[int], num_apps: int, gpus: int, load: float,
                   executor: Executorish = None) -> dict[int, pd.DataFrame]:
     """AFS as the authors' Fig. 8 runs made it, one executor task per seed: the randomised
     allocator continuing each seed's workload stream (:func:`~schedlab.pcs.sim.fig8_afs_run`;
-    reference engine, about 3 minutes per seed of 3000 apps)."""
+    compiled loop, about 4 s per seed of 3000 apps, identical to the reference engine)."""
     seeds = list(seeds)
     with _executor(executor) as ex:
         frames = ex.map(_fig8_afs_task, seeds, num_apps, gpus, load, desc="Fig. 8 AFS (randomised)")
