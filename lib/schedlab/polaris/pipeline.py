@@ -208,6 +208,19 @@ def unseen_jobs(joined: Path, sample: pd.DataFrame, n: int, seed: int) -> pd.Dat
         con.close()
 
 
+def job_count(n_jobs: int | str) -> int:
+    """A synthetic trace's job count: ``n_jobs`` itself or the count of its preset name.
+
+    >>> job_count("real"), job_count(3000)
+    (1055501, 3000)
+    """
+    if isinstance(n_jobs, str):
+        if n_jobs not in synthetic.SIZES:
+            raise ValueError(f"unknown size preset {n_jobs!r}; known: {sorted(synthetic.SIZES)}")
+        return synthetic.SIZES[n_jobs]
+    return int(n_jobs)
+
+
 def planted_recovery_run(root: str | Path, n_jobs: int | str, seed: int, config: grid.Config, *, planted: str,
                          join: str, memory_limit: str, sample_total: int, keep_zero_strata: bool,
                          silhouette_sample: int | None = None) -> tuple[dict, pd.DataFrame]:
@@ -234,7 +247,7 @@ def planted_recovery_run(root: str | Path, n_jobs: int | str, seed: int, config:
     found = np.full(len(sample), -1, dtype=np.int64)
     found[idx] = labels
     rec = scoring.planted_recovery(found, sample["planted"].to_numpy())
-    record = {"data": data_label(""), "planted": planted, "n_jobs": n_jobs, "seed": seed, "join": join,
+    record = {"data": data_label(""), "planted": planted, "n_jobs": job_count(n_jobs), "seed": seed, "join": join,
               "joined_rows": int(info.rows), "algorithm": config.algorithm, "transform": config.transform,
               "metric": config.metric, "min_cluster_size": config.min_cluster_size,
               "n_clusters": int(row["n_clusters"]), "n_outliers": int(row["n_outliers"]),
