@@ -268,6 +268,16 @@ def _log_error(fit: pd.DataFrame) -> float:
     return float(np.mean(np.abs(np.log(g.ours.astype(float) / g.paper.astype(float))))) if len(g) else math.inf
 
 
+#: the verdicts of numbers with a tolerance (the rest are shown only)
+ASSERTED = ("yes", "no")
+
+
+def _counts(fit: pd.DataFrame) -> dict[str, int]:
+    """Numbers within tolerance and numbers asserted among one reading's checked values."""
+    asserted = fit[fit.verdict.isin(ASSERTED)]
+    return {"within": int((asserted.verdict == "yes").sum()), "asserted": int(len(asserted))}
+
+
 def fit_table(measured: Sequence[Measured]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(summary, long)``: one summary row per reading (factors, numbers within tolerance,
     asserted, mean log error of the gains, points where Nona's placement is mixed, the window and
@@ -277,9 +287,7 @@ def fit_table(measured: Sequence[Measured]) -> tuple[pd.DataFrame, pd.DataFrame]
     for m in measured:
         fit = check_values(m.values).assign(reading=m.reading.name)
         long.append(fit)
-        asserted = fit[fit.verdict.isin(["yes", "no"])]
-        summary.append({"reading": m.reading.name, **asdict(m.reading),
-                        "within": int((asserted.verdict == "yes").sum()), "asserted": int(len(asserted)),
+        summary.append({"reading": m.reading.name, **asdict(m.reading), **_counts(fit),
                         "log_error": _log_error(fit), "mixed_points": m.mixed_points, "window_s": m.window_s,
                         "min_inference_jobs": int(m.rows.inference_jobs.min())})
     table = pd.DataFrame(summary).sort_values(["within", "log_error"], ascending=[False, True], kind="stable")
@@ -307,10 +315,9 @@ def seed_spread(measured: Sequence[tuple[int, Measured]]) -> tuple[pd.DataFrame,
     rows, longs = [], []
     for seed, m in measured:
         fit = check_values(m.values)
-        asserted = fit[fit.verdict.isin(["yes", "no"])]
-        rows.append({"reading": m.reading.name, "seed": seed, "within": int((asserted.verdict == "yes").sum()),
-                     "asserted": int(len(asserted)), "min_inference_jobs": int(m.rows.inference_jobs.min())})
-        longs.append(asserted.assign(reading=m.reading.name, seed=seed))
+        rows.append({"reading": m.reading.name, "seed": seed, **_counts(fit),
+                     "min_inference_jobs": int(m.rows.inference_jobs.min())})
+        longs.append(fit[fit.verdict.isin(ASSERTED)].assign(reading=m.reading.name, seed=seed))
     per_seed = pd.DataFrame(rows)
     per_reading = per_seed.groupby("reading", sort=False).agg(
         seeds=("seed", "nunique"), within_min=("within", "min"), within_mean=("within", "mean"),

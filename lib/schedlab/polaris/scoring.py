@@ -194,9 +194,10 @@ def point_silhouettes_many(X: np.ndarray, labelings, metric: str = "euclidean") 
     out = np.empty((len(codes), len(X)))
     start = 0
     for D in pairwise_distances_chunked(X, metric=metric, working_memory=SILHOUETTE_WORKING_MEMORY):
+        D = np.ascontiguousarray(D)  # once per chunk, not once per labelling
         rows = slice(start, start + len(D))
         for k, (code, freq) in enumerate(zip(codes, freqs)):
-            sums = cluster_distance_sums(np.ascontiguousarray(D), code, freq.size)
+            sums = cluster_distance_sums(D, code, freq.size)
             out[k, rows] = _silhouettes_from_sums(sums, code[rows], freq)
         start += len(D)
     return out
@@ -244,7 +245,7 @@ def silhouette(X: np.ndarray, labels: np.ndarray, metric: str = "euclidean", *, 
     """
     _check_silhouette(semantics)
     labels = np.asarray(labels)
-    if labels.max() <= 0:
+    if not silhouette_defined(labels):
         return -1.0
     X, labels = _sample(X, labels, sample_size, rng)
     if np.unique(labels).size < 2 or labels.max() < 0:
