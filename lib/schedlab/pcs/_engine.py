@@ -409,11 +409,20 @@ def _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out
 
 
 @njit(cache=True)
-def _themis_keys(t, act, pool, lo, m, residual, F, I, rows, gpus, speedup, keys):
-    # rho = t_shared / t_ideal of each pooled job if it got min(left, demand) GPUs
+def _themis_keys(t, act, pool, lo, m, residual, F, I, rows, gpus, speedup, keys, keyed=-1):
+    """rho = t_shared / t_ideal of each pooled job ``pool[lo:m]`` if it got ``min(residual,
+    demand)`` GPUs, into ``keys`` (aligned with ``pool``).
+
+    ``keyed``: the residual the keys were last computed at (-1: none). A job whose
+    ``min(residual, demand)`` is the same as at ``keyed`` would get the same key (same
+    time, same inputs, same floats): it keeps it, so a re-key after a hand-out costs only
+    the jobs that demand more than what is left.
+    """
     for q in range(lo, m):
         i = act[pool[q]]
         ma = min(residual, I[DEM, i])
+        if keyed >= 0 and ma == min(keyed, I[DEM, i]):
+            continue
         if ma > 0:
             contention = I[SEENS, i] / I[SEENC, i]
             fair = min(gpus / contention, float(I[INITD, i]))
@@ -456,17 +465,17 @@ def _themis_sort(act, pool, lo, m, I, keys, sufmax):
     # stable descending sort of pool[lo:m] (Python's sorted(reverse=True) keeps ties).
     # A stable sort's result is unique, so an insertion sort (cheap when the pool is nearly
     # in order, as after a re-key of a few jobs) gives the mergesort's exact order; past a
-    # move budget it stops and the mergesort runs on the untouched copy.
-    seg = pool[lo:m].copy()
-    kseg = keys[lo:m].copy()
+    # move budget it stops and the mergesort finishes. Equal keys never pass each other in
+    # an insertion sort, so the mergesort of the half-sorted pool is the mergesort of the
+    # original one: no copy is kept.
     finite = True
     for q in range(lo, m):
         if not np.isfinite(keys[q]):
             finite = False
             break
-    if finite and _insertion_sort_desc(pool, keys, lo, m, 4 * (m - lo) + 64):
-        pass
-    else:
+    if not (finite and _insertion_sort_desc(pool, keys, lo, m, 4 * (m - lo) + 64)):
+        seg = pool[lo:m].copy()
+        kseg = keys[lo:m].copy()
         order = np.argsort(-kseg, kind="mergesort")
         for q in range(m - lo):
             pool[lo + q] = seg[order[q]]
@@ -480,7 +489,97 @@ def _themis_sort(act, pool, lo, m, I, keys, sufmax):
 
 
 @njit(cache=True)
-def _themis(t, act, n, F, I, rows, gpus, speedup, out):
+def new_hint(cap):
+    """Scratch for :func:`_themis` across calls on one active list whose job ids are below
+    ``cap``: row 0 the last sorted order (ids), rows 1-2 an id -> position map and marks;
+    column ``cap`` holds the order's length and the marks' stamp."""
+    return np.zeros((3, cap + 1), dtype=np.int64)
+
+
+@njit(cache=True)
+def _hinted_pool(act, n, hint, pool):
+    """Positions ``0..n-1`` of ``act`` in the order of the previous call's sort (jobs still
+    active), then the jobs that were not in it, in active-list order."""
+    cap = hint.shape[1] - 1
+    stamp = hint[1, cap] + 2
+    hint[1, cap] = stamp
+    for k in range(n):
+        hint[1, act[k]] = k
+        hint[2, act[k]] = stamp
+    c = 0
+    for q in range(hint[0, cap]):
+        i = hint[0, q]
+        if hint[2, i] == stamp:
+            pool[c] = hint[1, i]
+            hint[2, i] = stamp + 1
+            c += 1
+    for k in range(n):
+        if hint[2, act[k]] == stamp:
+            pool[c] = k
+            c += 1
+
+
+@njit(cache=True)
+def _insertion_sort_total(pool, keys, m, budget):
+    """Insertion sort of ``pool[:m]`` by key descending, then position ascending (a total
+    order: the result does not depend on the starting order), giving up after ``budget``
+    moves (returns False)."""
+    moves = 0
+    for a in range(1, m):
+        k = keys[a]
+        v = pool[a]
+        b = a - 1
+        if not (keys[b] < k or (keys[b] == k and pool[b] > v)):
+            continue
+        while b >= 0 and (keys[b] < k or (keys[b] == k and pool[b] > v)):
+            keys[b + 1] = keys[b]
+            pool[b + 1] = pool[b]
+            b -= 1
+            moves += 1
+        keys[b + 1] = k
+        pool[b + 1] = v
+        if moves > budget:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _themis_first_sort(act, n, I, pool, keys, sufmax, hint):
+    """The first sort of :func:`_themis`, started from the previous call's order.
+
+    A stable descending sort of the active-list positions is the order by (key descending,
+    position ascending); an insertion sort by that total order from the previous call's
+    order (keys move little between events) gives it in near-linear time. Non-finite keys
+    or too many moves: the stable mergesort of the positions, as before. The order is
+    saved in ``hint`` for the next call.
+    """
+    finite = True
+    for q in range(n):
+        if not np.isfinite(keys[q]):
+            finite = False
+            break
+    if not (finite and _insertion_sort_total(pool, keys, n, 4 * n + 64)):
+        kpos = np.empty(n)
+        for q in range(n):
+            kpos[pool[q]] = keys[q]
+        order = np.argsort(-kpos, kind="mergesort")
+        for q in range(n):
+            pool[q] = order[q]
+            keys[q] = kpos[order[q]]
+    mx = 0
+    for q in range(n - 1, -1, -1):
+        d = I[DEM, act[pool[q]]]
+        if d > mx:
+            mx = d
+        sufmax[q] = mx
+    cap = hint.shape[1] - 1
+    for q in range(n):
+        hint[0, q] = act[pool[q]]
+    hint[0, cap] = n
+
+
+@njit(cache=True)
+def _themis(t, act, n, F, I, rows, gpus, speedup, out, hint):
     """The authors' greedy: re-sort by rho after every hand-out, take the top.
 
     ``speedup`` (see :class:`schedlab.pcs.policies.Themis`) values time through the job's
@@ -490,17 +589,27 @@ def _themis(t, act, n, F, I, rows, gpus, speedup, out):
     A job's rho only changes when ``min(left, demand)`` does, i.e. when some remaining
     demand exceeds what is left; otherwise the stable re-sort of an already sorted pool is
     the identity and is skipped (same result, O(n log n) per event instead of O(G n log n)).
+    ``hint`` (:func:`new_hint`; one column: none) carries the first sort's order from one
+    call to the next on the same active list, which the next first sort starts from.
     """
     total = 0
     for k in range(n):
         out[k] = 0.0
         total += I[DEM, act[k]]
     residual = min(total, gpus)
-    pool = np.arange(n)
+    pool = np.empty(n, dtype=np.int64)
     keys = np.empty(n)
     sufmax = np.zeros(n, dtype=np.int64)
-    _themis_keys(t, act, pool, 0, n, residual, F, I, rows, gpus, speedup, keys)
-    _themis_sort(act, pool, 0, n, I, keys, sufmax)
+    if hint.shape[1] > 1:
+        _hinted_pool(act, n, hint, pool)
+        _themis_keys(t, act, pool, 0, n, residual, F, I, rows, gpus, speedup, keys)
+        _themis_first_sort(act, n, I, pool, keys, sufmax, hint)
+    else:
+        for k in range(n):
+            pool[k] = k
+        _themis_keys(t, act, pool, 0, n, residual, F, I, rows, gpus, speedup, keys)
+        _themis_sort(act, pool, 0, n, I, keys, sufmax)
+    keyed = residual
     p = 0
     while residual > 0:
         top = pool[p]
@@ -509,13 +618,14 @@ def _themis(t, act, n, F, I, rows, gpus, speedup, out):
         residual -= a
         p += 1
         if residual > 0 and p < n and sufmax[p] > residual:
-            _themis_keys(t, act, pool, p, n, residual, F, I, rows, gpus, speedup, keys)
+            _themis_keys(t, act, pool, p, n, residual, F, I, rows, gpus, speedup, keys, keyed)
+            keyed = residual
             _themis_sort(act, pool, p, n, I, keys, sufmax)
 
 
 @njit(cache=True)
 def _allocate(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
-              cache, out):
+              cache, out, hint):
     if pcode == FIFO or pcode == SRSF or pcode == LAS:
         keys = np.empty(n)
         for k in range(n):
@@ -543,18 +653,18 @@ def _allocate(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den,
     elif pcode == AFS:
         _afs(act, n, F, I, rows, gpus, out)
     elif pcode == THEMIS:
-        _themis(t, act, n, F, I, rows, gpus, speedup, out)
+        _themis(t, act, n, F, I, rows, gpus, speedup, out, hint)
     else:
         _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out)
 
 
 @njit(cache=True)
 def _apply(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
-           cache, out):
+           cache, out, hint):
     if n == 0:
         return
     _allocate(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
-              cache, out)
+              cache, out, hint)
     _commit(t, act, n, F, I, out)
 
 
@@ -652,6 +762,7 @@ def _replay(t, act, n, F, I, rows, target, pcode, speedup, true_size, leases, gp
     # Without a quantum only running jobs (allocation > 0, i.e. ACTIVE) progress, and only
     # they or a job with nothing left can complete next: both loops visit just those, in
     # active-list order (same ties), instead of every queued job.
+    hint = new_hint(n if pcode == THEMIS else 0)
     runi = act2.copy()
     r = n if quantum > 0 else _running(act2, m, F2, runi)
     t_end, j = _next_end(t, runi, r, F2, I2, rows2)
@@ -676,7 +787,7 @@ def _replay(t, act, n, F, I, rows, target, pcode, speedup, true_size, leases, gp
         if quantum > 0 and leases:
             tick = tt + quantum if m > 0 else INF
         _apply(tt, pcode, speedup, act2, m, F2, I2, rows2, gpus, rates_num, rates_den, zeta,
-               delta, cache, out)
+               delta, cache, out, hint)
         if quantum > 0:
             t_end, j = _next_end(tt, act2, m, F2, I2, rows2)
         else:
@@ -799,8 +910,23 @@ def _replay_fifo(t, act, n, F, I, rows, target, gpus, counters):
             k += 1
 
 
+#: relaxation rounds of a WFQ class pass whose demand caps a run memoises per job
+OD_ROUNDS = 8
+
+
 @njit(cache=True)
-def _wfq_class_pass(c, members, cs, cl, touched, F, I, rows, calloc, zeta, delta, t, out):
+def _capped_demand(row, d, factor):
+    """WFQ's demand cap: GPUs ``g`` up to the first whose per-GPU throughput falls below
+    ``factor`` (all ``d`` if none does)."""
+    for g in range(1, d + 1):
+        if row[g] / float(g) < factor:
+            return g - 1
+    return d
+
+
+@njit(cache=True)
+def _wfq_class_pass(c, members, cs, cl, touched, gid, I, rows, alloc, thr, stat, start,
+                    calloc, zeta, delta, t, out, od):
     """WFQ inside class ``c`` of a replay, touching only the jobs that can change.
 
     Same arithmetic as :func:`_wfq` for one class: FIFO greedy with demand caps, relaxed by
@@ -809,136 +935,196 @@ def _wfq_class_pass(c, members, cs, cl, touched, F, I, rows, calloc, zeta, delta
     visiting. The final pass's allocations are then applied with :func:`_apply`'s status
     rules; the status of a member that never held GPUs is not advanced from SUBMITTED to
     QUEUED, which nothing in a replay distinguishes (both start the job's clock on its first
-    GPUs). Returns the new ``touched[c]``.
+    GPUs). Replay state is per local id (``alloc``, ``thr``: throughput at it, ``stat``,
+    ``start``); ``gid`` maps a local id to the job's column of the main arrays (demand,
+    throughput row). ``od`` memoises, per job of the run, the demand caps of the first
+    :data:`OD_ROUNDS` relaxation rounds (-1: not yet known): a cap depends only on the job's
+    row and the round's factor. Returns the new ``touched[c]``.
     """
-    start = calloc[c]
-    left = start
+    share = calloc[c]
+    left = share
     factor = zeta
     visited = 0
+    rnd = 0
     while True:
-        left = start
+        left = share
         visited = cl
         for q in range(cl):
             if left == 0.0 and q >= touched[c]:
                 visited = q
                 break
-            i = members[cs + q]
+            k = members[cs + q]
             if left == 0.0:
-                out[i] = 0.0
+                out[k] = 0.0
                 continue
-            d = I[DEM, i]
-            od = d
-            for g in range(1, d + 1):
-                if rows[i, g] / float(g) < factor:
-                    od = g - 1
-                    break
-            a = min(left, float(od))
-            out[i] = a
+            i = gid[k]
+            if rnd < OD_ROUNDS:
+                cap = od[rnd, i]
+                if cap < 0:
+                    cap = _capped_demand(rows[i], I[DEM, i], factor)
+                    od[rnd, i] = cap
+            else:
+                cap = _capped_demand(rows[i], I[DEM, i], factor)
+            a = min(left, float(cap))
+            out[k] = a
             left -= a
         if not left > 0.0:
             break
         factor -= delta
+        rnd += 1
     stop = 0
     for q in range(visited):
-        i = members[cs + q]
-        a = min(out[i], float(I[DEM, i]))
-        F[ALLOC, i] = a
-        st = I[STAT, i]
+        k = members[cs + q]
+        i = gid[k]
+        a = min(out[k], float(I[DEM, i]))
+        if a != alloc[k]:
+            alloc[k] = a
+            thr[k] = _thr(rows[i], a, I[DEM, i]) if a > 0 else 0.0
+        st = stat[k]
         if a > 0:
             if st == SUBMITTED or st == QUEUED:
-                I[START, i] = t
-            I[STAT, i] = ACTIVE
+                start[k] = t
+            stat[k] = ACTIVE
             stop = q + 1
         elif st == SUBMITTED:
-            I[STAT, i] = QUEUED
+            stat[k] = QUEUED
         elif st == ACTIVE:
-            I[STAT, i] = PREEMPTED
+            stat[k] = PREEMPTED
     return stop
 
 
 @njit(cache=True)
-def _wfq_running(members, cs, cl, touched, zero, nz, F, I, runi):
-    """Replay jobs that can progress or complete next, in active-list order, into ``runi``."""
+def _wfq_running(members, cs, cl, touched, zero, nz, rem, alloc, stat, runi):
+    """Replay jobs that can progress or complete next into ``runi`` (in no particular
+    order: :func:`_first_end` breaks ties by local id, as :func:`_next_end` does by
+    active-list order)."""
     r = 0
     for c in range(cl.shape[0]):
         for q in range(touched[c]):
             k = members[cs[c] + q]
-            if F[ALLOC, k] > 0 or F[REM, k] == 0:
+            if alloc[k] > 0 or rem[k] == 0:
                 runi[r] = k
                 r += 1
     for z in range(nz):
         k = zero[z]
-        if I[STAT, k] != END and not F[ALLOC, k] > 0 and F[REM, k] == 0:
+        if stat[k] != END and not alloc[k] > 0 and rem[k] == 0:
             runi[r] = k
             r += 1
-    # local ids are active-list positions: sort them, as _next_end breaks ties by that order
-    # (insertion sort: already sorted within a class)
-    for a in range(1, r):
-        v = runi[a]
-        b = a - 1
-        while b >= 0 and runi[b] > v:
-            runi[b + 1] = runi[b]
-            b -= 1
-        runi[b + 1] = v
     return r
 
 
 @njit(cache=True)
+def _end_time_thr(t, rem, al, th):
+    """:func:`_end_time` with the throughput ``th`` at ``al`` GPUs already known."""
+    if rem == 0:
+        return t
+    if al == 0 or th == 0:
+        return INF
+    x = rem / th
+    if np.isfinite(x) and x < NEVER_S and x > -NEVER_S:
+        return t + _to_us(x)
+    return INF
+
+
+@njit(cache=True)
+def _first_end(t, runi, r, rem, alloc, thr):
+    """:func:`_next_end` over ``runi[:r]`` with cached throughputs; equal times go to the
+    smallest local id (the first in active-list order, as :func:`_next_end` picks)."""
+    best_t = INF
+    best = -1
+    for q in range(r):
+        k = runi[q]
+        e = _end_time_thr(t, rem[k], alloc[k], thr[k])
+        if best < 0 or e < best_t or (e == best_t and k < best):
+            best_t = e
+            best = k
+    return best_t, best
+
+
+@njit(cache=True)
 def _replay_wfq(t, act, n, F, I, rows, target, gpus, rates_num, rates_den, zeta, delta,
-                cache, counters):
+                cache, counters, od):
     """:func:`_replay` for WFQ, with per-event work proportional to the running jobs.
 
     Identical results (tested against the reference engine): the class of every job and the
     FIFO order within a class do not change in a replay (no arrivals), so members are kept
     per class, class demands are updated on completions, and each class pass stops after
-    the last member that can change (:func:`_wfq_class_pass`). Long queues (e.g. one class)
-    no longer cost a pass over every queued job per event.
+    the last member that can change (:func:`_wfq_class_pass`). A class whose share is the
+    one its current allocation was computed from, and which lost no member, would get the
+    same allocation again: its pass is skipped. The replay copies only what changes in it
+    (estimated remaining size, allocation, status, start; demands and throughput rows are
+    read from the main arrays), caches throughputs while an allocation stands and does not
+    sort the running jobs (ties go to the smaller local id). ``od``: the run's demand-cap
+    memo (:func:`_wfq_class_pass`).
     """
-    F2, I2, rows2, tgt = _snapshot(act, n, F, I, rows, target, False)
     nc = rates_num.shape[0]
-    # members per class in active-list order (local ids are active-list positions)
+    gid = act[:n].copy()  # local id k (active-list position) -> main-array column
+    rem = np.empty(n)
+    alloc = np.empty(n)
+    thr = np.zeros(n)
+    stat = np.empty(n, dtype=np.int64)
+    start = np.empty(n, dtype=np.int64)
     cd = np.zeros(nc, dtype=np.int64)
     cs = np.zeros(nc + 1, dtype=np.int64)
+    tgt = -1
     for k in range(n):
-        cd[I2[CLS, k]] += I2[DEM, k]
-        cs[I2[CLS, k] + 1] += 1
+        i = gid[k]
+        rem[k] = F[EREM, i]  # the authors' snapshot: sizes are their estimates
+        alloc[k] = F[ALLOC, i]
+        stat[k] = I[STAT, i]
+        start[k] = I[START, i]
+        if i == target:
+            tgt = k
+        cd[I[CLS, i]] += I[DEM, i]
+        cs[I[CLS, i] + 1] += 1
     for c in range(nc):
         cs[c + 1] += cs[c]
     cl = np.zeros(nc, dtype=np.int64)
     members = np.empty(n, dtype=np.int64)
     touched = np.zeros(nc, dtype=np.int64)
     for k in range(n):
-        c = I2[CLS, k]
+        i = gid[k]
+        c = I[CLS, i]
         members[cs[c] + cl[c]] = k
         cl[c] += 1
-        if F2[ALLOC, k] > 0:
+        if alloc[k] > 0:
             touched[c] = cl[c]
+            thr[k] = _thr(rows[i], alloc[k], I[DEM, i])
+    # the shares the snapshot's allocation was computed from (the main loop's, same demands)
+    if rates_den[0] == 0:
+        shares = class_alloc_exact(cd, rates_num, gpus).copy()
+    else:
+        shares = _class_alloc_cached(cd, rates_num, rates_den, gpus, cache).copy()
     # jobs with nothing left but no GPUs (only a zero-size job can be one) stay candidates
     zero = np.empty(n, dtype=np.int64)
     nz = 0
     for k in range(n):
-        if F2[REM, k] == 0 and not F2[ALLOC, k] > 0:
+        if rem[k] == 0 and not alloc[k] > 0:
             zero[nz] = k
             nz += 1
     runi = np.empty(n, dtype=np.int64)
     out = np.zeros(n)
-    r = _wfq_running(members, cs, cl, touched, zero, nz, F2, I2, runi)
+    r = _wfq_running(members, cs, cl, touched, zero, nz, rem, alloc, stat, runi)
     last = t
-    t_end, j = _next_end(t, runi, r, F2, I2, rows2)
+    t_end, j = _first_end(t, runi, r, rem, alloc, thr)
     while True:
         if j < 0 or t_end == INF:
             return -1, -1
         tt = t_end
         counters[1] += 1
-        _progress(tt, last, runi, r, F2, I2, rows2, False, False)
+        dt = (tt - last) / 1e6
+        for q in range(r):  # _progress of the running jobs (a replay needs only the size)
+            k = runi[q]
+            if stat[k] == ACTIVE:
+                rem[k] -= thr[k] * dt
         last = tt
-        c = I2[CLS, j]
-        cd[c] -= I2[DEM, j]
-        I2[DEM, j] = 0
-        I2[STAT, j] = END
-        F2[ALLOC, j] = 0.0
+        c = I[CLS, gid[j]]
+        cd[c] -= I[DEM, gid[j]]
+        stat[j] = END
+        alloc[j] = 0.0
+        thr[j] = 0.0
         if j == tgt:
-            return I2[START, tgt], tt
+            return start[tgt], tt
         # remove j from its class, keeping the order: completed jobs sit near the class's
         # head (they held GPUs), so shift the members before j one slot back and move the
         # class start, instead of shifting the (possibly long) queue behind j forward
@@ -957,11 +1143,13 @@ def _replay_wfq(t, act, n, F, I, rows, target, gpus, rates_num, rates_den, zeta,
         else:
             calloc = _class_alloc_cached(cd, rates_num, rates_den, gpus, cache)
         for c2 in range(nc):
-            if cl[c2] > 0:
-                touched[c2] = _wfq_class_pass(c2, members, cs[c2], cl[c2], touched, F2, I2,
-                                              rows2, calloc, zeta, delta, tt, out)
-        r = _wfq_running(members, cs, cl, touched, zero, nz, F2, I2, runi)
-        t_end, j = _next_end(tt, runi, r, F2, I2, rows2)
+            if cl[c2] > 0 and (c2 == c or calloc[c2] != shares[c2]):
+                touched[c2] = _wfq_class_pass(c2, members, cs[c2], cl[c2], touched, gid, I,
+                                              rows, alloc, thr, stat, start, calloc, zeta,
+                                              delta, tt, out, od)
+            shares[c2] = calloc[c2]
+        r = _wfq_running(members, cs, cl, touched, zero, nz, rem, alloc, stat, runi)
+        t_end, j = _first_end(tt, runi, r, rem, alloc, thr)
 
 
 @njit(cache=True)
@@ -991,6 +1179,8 @@ def run(F, I, rows, pcode, gpus, predict, use_err, thresholds, rates_num, rates_
     cand = -1
     nc = thresholds.shape[0]
     tick = INF
+    hint = new_hint(N if pcode == THEMIS else 0)
+    od = np.full((OD_ROUNDS, N if pcode == WFQ else 0), -1, dtype=np.int64)
     while ptr < N or cand >= 0:
         # at equal times: completion < re-division tick < arrival (the authors' Event order)
         t_arr = I[SUB, ptr] if ptr < N else INF
@@ -1041,7 +1231,7 @@ def run(F, I, rows, pcode, gpus, predict, use_err, thresholds, rates_num, rates_
         if quantum > 0:
             tick = t + quantum if n > 0 else INF
         _apply(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
-               cache, out)
+               cache, out, hint)
         cand_t, cand = _next_end(t, act, n, F, I, rows)
         if cand >= 0 and cand_t == INF:
             cand = -1
@@ -1052,7 +1242,7 @@ def run(F, I, rows, pcode, gpus, predict, use_err, thresholds, rates_num, rates_
                 s0, e0 = _replay_fifo(t, act, n, F, I, rows, i, gpus, counters)
             elif pcode == WFQ and quantum == 0:
                 s0, e0 = _replay_wfq(t, act, n, F, I, rows, i, gpus, rates_num, rates_den,
-                                     zeta, delta, cache, counters)
+                                     zeta, delta, cache, counters, od)
             else:
                 s0, e0 = _replay(t, act, n, F, I, rows, i, pcode, speedup, replay_true_size,
                                  replay_leases, gpus, rates_num, rates_den, zeta, delta,

@@ -45,7 +45,7 @@ import heapq
 import logging
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -585,8 +585,14 @@ LAST_EVENT_COUNTS = [0, 0]
 
 
 def _simulate_fast(workload: Workload, policy: Policy, gpus: int, mask: np.ndarray,
-                   err: np.ndarray | None, fifo_window: bool = True) -> pd.DataFrame:
-    from schedlab.pcs import _engine as E
+                   err: np.ndarray | None, fifo_window: bool = True,
+                   kernels: Any = None) -> pd.DataFrame:
+    """The compiled engine's run. ``kernels``: the module of compiled loops (default
+    :mod:`schedlab.pcs._engine`; ``benchmarks/bench_pcs_replay.py`` passes an older one to
+    time both side by side)."""
+    from schedlab.pcs import _engine
+
+    E = _engine if kernels is None else kernels
 
     if not isinstance(policy, Policy):
         raise TypeError(f"{policy!r} is not a schedlab.pcs.policies.Policy: the compiled "
