@@ -69,7 +69,7 @@ def cases(jobs: int):
         yield f"Fig. 9 eval {n} jobs x {gpus} GPUs", w, policy, gpus, np.ones(len(w), np.uint8)
     w = trace("b436b2", jobs)
     mask = S.prediction_mask(len(w), True, 5000, np.random.default_rng(0))
-    for lab in ["Themis", "PCS-bal", "AFS"]:
+    for lab in ["Themis", "PCS-bal", "AFS", "Tiresias", "FIFO"]:
         yield f"Fig. 7 b436b2[:{jobs}] {lab}", w, X.policy_set([lab], "b436b2")[lab], 64, mask
 
 
@@ -84,6 +84,7 @@ def main() -> None:
     ap.add_argument("--baseline", default="d572d53", help="commit whose engine is the baseline")
     ap.add_argument("--jobs", type=int, default=3000, help="jobs of b436b2 in the Fig. 7 cases")
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--only", default="", help="run only the cases whose name contains this")
     ap.add_argument("--out", help="also append the printed lines to this file")
     args = ap.parse_args()
     _report.OUT = Path(args.out) if args.out else None
@@ -96,6 +97,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         old = baseline_kernels(args.baseline, Path(tmp))
         for name, w, policy, gpus, mask in cases(args.jobs):
+            if args.only not in name:
+                continue
             for k in (old, None):  # compile outside the timings
                 S._simulate_fast(w.head(30), policy, gpus, mask[:30], None, kernels=k)
             best = {"old": np.inf, "new": np.inf}

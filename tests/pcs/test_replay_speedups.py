@@ -136,3 +136,36 @@ def test_partial_rekey_equals_a_full_rekey():
         E._themis_keys(t, act, pool, 0, n, residual, F, I, rows, 32, True, part, keyed)
         E._themis_keys(t, act, pool, 0, n, residual, F, I, rows, 32, True, full)
         np.testing.assert_array_equal(part, full)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_resumed_afs_tournament_equals_the_reference_policy(seed):
+    # the compiled tournament resumes at each winner's position; the reference policy
+    # (schedlab.pcs.policies.AFS, plain Python) replays the whole fold for every GPU
+    from types import SimpleNamespace
+
+    from schedlab.pcs.policies import AFS
+
+    rng = np.random.default_rng(seed)
+    n, gpus = 40, int(rng.choice([8, 64, 200]))
+    F = np.zeros((E.NF, n))
+    I = np.zeros((E.NI, n), dtype=np.int64)
+    I[E.DEM] = rng.choice([1, 2, 4, 8, 16], n)
+    F[E.EREM] = rng.exponential(2000.0, n)
+    F[E.EREM, rng.random(n) < 0.1] = 0.0
+    dup = rng.integers(0, n, 10)  # equal jobs: ties in the pairwise test
+    F[E.EREM, dup[1::2]] = F[E.EREM, dup[::2]]
+    I[E.DEM, dup[1::2]] = I[E.DEM, dup[::2]]
+    rows = np.zeros((n, 17))
+    g = np.arange(17, dtype=float)
+    for i in range(n):
+        rows[i] = g ** rng.uniform(0.5, 1.0)
+    rows[dup[1::2]] = rows[dup[::2]]
+    act = rng.permutation(n).astype(np.int64)
+    out = np.zeros(n)
+    E._afs(act, n, F, I, rows, gpus, out)
+    world = SimpleNamespace(act=lambda: act, rows=rows, demand=I[E.DEM], est_rem=F[E.EREM],
+                            gpus=gpus)
+    want = AFS().allocate(world)
+    np.testing.assert_array_equal(out, want)
+    assert out.sum() == min(gpus, I[E.DEM].sum())

@@ -186,7 +186,13 @@ def _afs_terms(row, g, d, est, eps, k, RT, S0, S1, A, B):
 @njit(cache=True)
 def _afs(act, n, F, I, rows, gpus, out):
     """The authors' ``alg_c_concept``: each GPU goes to the winner of a left-to-right
-    pairwise tournament. The pairwise test's terms are cached per job (same floats)."""
+    pairwise tournament. The pairwise test's terms are cached per job (same floats).
+
+    The tournament is a left fold over the candidates; handing a GPU out changes only the
+    winner's terms (or removes it), so the fold's running candidates before the winner's
+    position are the same for the next GPU: each GPU's tournament resumes at the winner's
+    position from the candidate saved there instead of starting over (same winners).
+    """
     eps = 1e-7
     tmp = np.zeros(n, dtype=np.int64)
     RT = np.empty(n)
@@ -198,32 +204,47 @@ def _afs(act, n, F, I, rows, gpus, out):
         i = act[k]
         _afs_terms(rows[i], 0, I[DEM, i], F[EREM, i], eps, k, RT, S0, S1, A, B)
     js = np.arange(n)
+    # pref[q], ppos[q]: the fold's candidate after js[0..q], and its position in js
+    pref = np.empty(n, dtype=np.int64)
+    ppos = np.empty(n, dtype=np.int64)
     m_js = n
     g = gpus
+    resume = 0
     while g > 0 and m_js > 0:
-        cand = js[0]
-        for q in range(1, m_js):
+        if resume == 0:
+            cand = js[0]
+            cpos = 0
+            pref[0] = cand
+            ppos[0] = 0
+            resume = 1
+        else:
+            cand = pref[resume - 1]
+            cpos = ppos[resume - 1]
+        for q in range(resume, m_js):
             m = js[q]
             if RT[m] < RT[cand]:
                 lo, hi = m, cand
             else:
                 lo, hi = cand, m
             if S0[lo] == 0:
-                cand = lo if S1[lo] > S1[hi] else hi
+                win = lo if S1[lo] > S1[hi] else hi
             elif A[lo] > B[hi]:
-                cand = lo
+                win = lo
             else:
-                cand = hi
+                win = hi
+            if win != cand:
+                cand = win
+                cpos = q
+            pref[q] = cand
+            ppos[q] = cpos
         tmp[cand] += 1
         ic = act[cand]
         _afs_terms(rows[ic], tmp[cand], I[DEM, ic], F[EREM, ic], eps, cand, RT, S0, S1, A, B)
         if tmp[cand] == I[DEM, ic]:
-            k = 0
-            for q in range(m_js):
-                if js[q] != cand:
-                    js[k] = js[q]
-                    k += 1
-            m_js = k
+            for q in range(cpos, m_js - 1):
+                js[q] = js[q + 1]
+            m_js -= 1
+        resume = cpos
         g -= 1
     for k in range(n):
         out[k] = tmp[k]
