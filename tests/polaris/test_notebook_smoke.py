@@ -29,7 +29,7 @@ def test_pipeline_notebook_tiny(tmp_path):
     assert "timings_s" not in s
     times = json.loads((tmp_path / "results/polaris/timings/pipeline_summary.json").read_text())
     assert set(times["timings_s"]) == {"synthesize_s", "ingest_join_s", "sample_s", "realism_s", "grid_s",
-                                       "train_s"}
+                                       "train_s", "shap_s", "shap_check_s"}
     # the stand-in's realism table: one row per tested workload and the pooled one, AUCs in [0, 1]
     real = pd.read_csv(tmp_path / "results/polaris/pipeline_realism.csv")
     assert "all" in set(real.workload) and real.auc.between(0, 1).all() and (real.n_synth > 0).all()
