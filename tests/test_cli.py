@@ -28,3 +28,23 @@ def test_notebook_run_an_unknown_profile_is_refused():
 def test_every_paper_has_its_own_command_group():
     assert {"nona", "pcs", "polaris"} <= set(main.commands)
     assert "profile" not in main.commands  # PolarisProfiler has one name: polaris
+
+
+def test_notebook_run_elsewhere_keeps_the_executed_copy_there(tmp_path, monkeypatch):
+    # the executed copy of a run into --output-root goes under that root, not over the
+    # repository's data/executed/ (a DVC output of the pipeline stage)
+    from schedlab import notebooks
+
+    seen = {}
+
+    def fake_run(name, **kw):
+        seen.update(kw, name=name)
+        return kw["executed"]
+
+    monkeypatch.setattr(notebooks, "run", fake_run)
+    res = CliRunner().invoke(main, ["notebook", "run", "pcs/fig11", "--output-root", str(tmp_path),
+                                    "--profile", "paper"])
+    assert res.exit_code == 0, res.output
+    assert seen["executed"] == tmp_path / "data" / "executed" / "pcs" / "fig11.ipynb"
+    assert seen["output_root"] == tmp_path and seen["profile"] == "paper"
+    assert str(tmp_path) in res.output

@@ -57,7 +57,8 @@ def notebook() -> None:
 @notebook.command("run")
 @click.argument("name")
 @click.option("--output-root", type=click.Path(file_okay=False), default=None,
-              help="Root for results/ and figures/ (default: the repository).")
+              help="Root for results/, figures/ and the executed copy (data/executed/) "
+                   "(default: the repository).")
 @click.option("--profile", "profile_name", type=click.Choice(PROFILES), default=None,
               help="Parameter profile (default: params.yaml's top-level 'profile').")
 def notebook_run(name: str, output_root: str | None, profile_name: str | None) -> None:
@@ -66,8 +67,12 @@ def notebook_run(name: str, output_root: str | None, profile_name: str | None) -
 
     from schedlab import notebooks
 
+    root = Path(output_root) if output_root else None
+    # a run elsewhere (e.g. --profile paper into a scratch root) must not replace the
+    # pipeline's executed copy in the repository, which DVC tracks
+    executed = root / "data" / "executed" / f"{name}.ipynb" if root else None
     try:
-        out = notebooks.run(name, output_root=Path(output_root) if output_root else None, profile=profile_name)
+        out = notebooks.run(name, output_root=root, executed=executed, profile=profile_name)
     except (FileNotFoundError, notebooks.ParamsError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"executed {name} -> {out}")
