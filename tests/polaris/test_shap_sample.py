@@ -7,15 +7,11 @@ import pytest
 
 from schedlab.polaris import classifier, explain
 
+from ._rows import profile_meta
+
 
 def _meta(n=300, seed=1):
-    rng = np.random.default_rng(seed)
-    prof = rng.integers(0, 3, n)
-    meta = pd.DataFrame({"job_name": rng.choice(["a", "b", "c", "d"], n), "user": np.array(["u0", "u1", "u2"])[prof],
-                         "task_name": rng.choice(["ps", "worker"], n), "group": "g",
-                         "workload": np.where(rng.random(n) < .8, np.array(["bert", "ctr", "rl"])[prof], "ctr")})
-    meta.index = pd.RangeIndex(1000, 1000 + n)  # validation rows keep their sample's index, not 0..n-1
-    return meta, prof
+    return profile_meta(n, seed, first_index=1000)
 
 
 def test_sample_is_deterministic_sized_and_ordered():

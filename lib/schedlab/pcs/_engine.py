@@ -87,19 +87,26 @@ def _progress(t, last, act, n, F, I, rows, use_err, count_seen):
 
 
 @njit(cache=True)
+def _end_time_thr(t, rem, al, th):
+    """:func:`_end_time` with the throughput ``th`` at ``al`` GPUs already known."""
+    if rem == 0:
+        return t
+    if al == 0 or th == 0:
+        return INF
+    x = rem / th
+    if np.isfinite(x) and x < NEVER_S and x > -NEVER_S:
+        return t + _to_us(x)
+    return INF
+
+
+@njit(cache=True)
 def _end_time(t, rem, al, row, d):
     """Projected completion (us) of a job with ``rem`` left at ``al`` GPUs (``INF``: never)."""
     if rem == 0:
         return t
     if al == 0:
         return INF
-    th = _thr(row, al, d)
-    if th == 0:
-        return INF
-    x = rem / th
-    if np.isfinite(x) and x < NEVER_S and x > -NEVER_S:
-        return t + _to_us(x)
-    return INF
+    return _end_time_thr(t, rem, al, _thr(row, al, d))
 
 
 @njit(cache=True)
@@ -459,17 +466,23 @@ def _themis_keys(t, act, pool, lo, m, residual, F, I, rows, gpus, speedup, keys,
 
 
 @njit(cache=True)
-def _insertion_sort_desc(pool, keys, lo, m, budget):
-    """Stable descending insertion sort of ``pool[lo:m]`` by ``keys``, in place, giving up
-    after ``budget`` element moves (returns False: the caller then sorts its saved copy)."""
+def _insertion_sort_desc(pool, keys, lo, m, budget, ties_by_id=False):
+    """Descending insertion sort of ``pool[lo:m]`` by ``keys``, in place, giving up after
+    ``budget`` element moves (returns False: the caller then finishes with a mergesort).
+
+    Stable (equal keys keep their order), or with ``ties_by_id`` ordered by key descending,
+    then ``pool`` value ascending: a total order, so the result does not depend on the
+    starting order.
+    """
     moves = 0
     for a in range(lo + 1, m):
         k = keys[a]
-        if not (keys[a - 1] < k):  # already in place (NaN keys: see the caller's check)
-            continue
         v = pool[a]
         b = a - 1
-        while b >= lo and keys[b] < k:
+        # already in place (NaN keys: see the callers' checks)
+        if not (keys[b] < k or (ties_by_id and keys[b] == k and pool[b] > v)):
+            continue
+        while b >= lo and (keys[b] < k or (ties_by_id and keys[b] == k and pool[b] > v)):
             keys[b + 1] = keys[b]
             pool[b + 1] = pool[b]
             b -= 1
@@ -541,30 +554,6 @@ def _hinted_pool(act, n, hint, pool):
 
 
 @njit(cache=True)
-def _insertion_sort_total(pool, keys, m, budget):
-    """Insertion sort of ``pool[:m]`` by key descending, then position ascending (a total
-    order: the result does not depend on the starting order), giving up after ``budget``
-    moves (returns False)."""
-    moves = 0
-    for a in range(1, m):
-        k = keys[a]
-        v = pool[a]
-        b = a - 1
-        if not (keys[b] < k or (keys[b] == k and pool[b] > v)):
-            continue
-        while b >= 0 and (keys[b] < k or (keys[b] == k and pool[b] > v)):
-            keys[b + 1] = keys[b]
-            pool[b + 1] = pool[b]
-            b -= 1
-            moves += 1
-        keys[b + 1] = k
-        pool[b + 1] = v
-        if moves > budget:
-            return False
-    return True
-
-
-@njit(cache=True)
 def _themis_first_sort(act, n, I, pool, keys, sufmax, hint):
     """The first sort of :func:`_themis`, started from the previous call's order.
 
@@ -579,7 +568,7 @@ def _themis_first_sort(act, n, I, pool, keys, sufmax, hint):
         if not np.isfinite(keys[q]):
             finite = False
             break
-    if not (finite and _insertion_sort_total(pool, keys, n, 4 * n + 64)):
+    if not (finite and _insertion_sort_desc(pool, keys, 0, n, 4 * n + 64, True)):
         kpos = np.empty(n)
         for q in range(n):
             kpos[pool[q]] = keys[q]
@@ -1032,19 +1021,6 @@ def _wfq_running(members, cs, cl, touched, zero, nz, rem, alloc, stat, runi):
             runi[r] = k
             r += 1
     return r
-
-
-@njit(cache=True)
-def _end_time_thr(t, rem, al, th):
-    """:func:`_end_time` with the throughput ``th`` at ``al`` GPUs already known."""
-    if rem == 0:
-        return t
-    if al == 0 or th == 0:
-        return INF
-    x = rem / th
-    if np.isfinite(x) and x < NEVER_S and x > -NEVER_S:
-        return t + _to_us(x)
-    return INF
 
 
 @njit(cache=True)
