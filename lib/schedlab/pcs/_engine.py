@@ -368,6 +368,26 @@ def class_alloc_exact(cd, P, gpus):
 
 
 @njit(cache=True)
+def _capped_demand(row, d, factor):
+    """WFQ's demand cap: GPUs ``g`` up to the first whose per-GPU throughput falls below
+    ``factor`` (all ``d`` if none does)."""
+    for g in range(1, d + 1):
+        if row[g] / float(g) < factor:
+            return g - 1
+    return d
+
+
+@njit(cache=True)
+def _class_shares(cd, rates_num, rates_den, gpus, cache):
+    """WFQ's GPUs per class for class demands ``cd``. ``rates_den[0] == 0``: ``rates_num``
+    holds the integer weights P (:func:`integer_weights`), exact closed form; otherwise the
+    memoised Fraction water-filling (a view into ``cache``: copy it to keep it)."""
+    if rates_den[0] == 0:
+        return class_alloc_exact(cd, rates_num, gpus)
+    return _class_alloc_cached(cd, rates_num, rates_den, gpus, cache)
+
+
+@njit(cache=True)
 def _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out):
     nc = rates_num.shape[0]
     cd = np.zeros(nc, dtype=np.int64)
@@ -385,11 +405,7 @@ def _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out
         c = I[CLS, act[k]]
         pos[fill[c]] = k
         fill[c] += 1
-    if rates_den[0] == 0:
-        # rates_num holds the integer weights P (see integer_weights): exact closed form
-        calloc = class_alloc_exact(cd, rates_num, gpus)
-    else:
-        calloc = _class_alloc_cached(cd, rates_num, rates_den, gpus, cache)
+    calloc = _class_shares(cd, rates_num, rates_den, gpus, cache)
     for c in range(nc):
         lo = first[c]
         hi = first[c + 1]
@@ -424,13 +440,7 @@ def _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out
                     out[k] = 0.0
                     continue
                 i = act[k]
-                d = I[DEM, i]
-                od = d
-                for g in range(1, d + 1):
-                    if rows[i, g] / float(g) < factor:
-                        od = g - 1
-                        break
-                a = min(left, float(od))
+                a = min(left, float(_capped_demand(rows[i], I[DEM, i], factor)))
                 out[k] = a
                 left -= a
             factor -= delta
@@ -495,21 +505,27 @@ def _insertion_sort_desc(pool, keys, lo, m, budget, ties_by_id=False):
 
 
 @njit(cache=True)
-def _themis_sort(act, pool, lo, m, I, keys, sufmax):
-    # stable descending sort of pool[lo:m] (Python's sorted(reverse=True) keeps ties).
-    # A stable sort's result is unique, so an insertion sort (cheap when the pool is nearly
-    # in order, as after a re-key of a few jobs) gives the mergesort's exact order; past a
-    # move budget it stops and the mergesort finishes. Equal keys never pass each other in
-    # an insertion sort, so the mergesort of the half-sorted pool is the mergesort of the
-    # original one: no copy is kept.
+def _themis_sort(act, pool, lo, m, I, keys, sufmax, ties_by_id=False):
+    # descending sort of pool[lo:m] by keys: stable (Python's sorted(reverse=True) keeps
+    # ties), or with ties_by_id ties by pool value (the stable sort of positions 0..n-1,
+    # whatever order the pool starts in). Either result is unique, so an insertion sort
+    # (cheap when the pool is nearly in order, as after a re-key of a few jobs or from the
+    # previous event's order) gives the mergesort's exact order; past a move budget it stops
+    # and the mergesort finishes. Equal keys never pass each other in a stable insertion
+    # sort, so the mergesort of the half-sorted pool is the mergesort of the original one:
+    # no copy is kept. sufmax[q]: the largest demand in pool[q:m].
     finite = True
     for q in range(lo, m):
         if not np.isfinite(keys[q]):
             finite = False
             break
-    if not (finite and _insertion_sort_desc(pool, keys, lo, m, 4 * (m - lo) + 64)):
+    if not (finite and _insertion_sort_desc(pool, keys, lo, m, 4 * (m - lo) + 64, ties_by_id)):
         seg = pool[lo:m].copy()
         kseg = keys[lo:m].copy()
+        if ties_by_id:  # into pool-value order first, so that the stable sort ties by it
+            by_id = np.argsort(seg)
+            seg = seg[by_id]
+            kseg = kseg[by_id]
         order = np.argsort(-kseg, kind="mergesort")
         for q in range(m - lo):
             pool[lo + q] = seg[order[q]]
@@ -554,41 +570,6 @@ def _hinted_pool(act, n, hint, pool):
 
 
 @njit(cache=True)
-def _themis_first_sort(act, n, I, pool, keys, sufmax, hint):
-    """The first sort of :func:`_themis`, started from the previous call's order.
-
-    A stable descending sort of the active-list positions is the order by (key descending,
-    position ascending); an insertion sort by that total order from the previous call's
-    order (keys move little between events) gives it in near-linear time. Non-finite keys
-    or too many moves: the stable mergesort of the positions, as before. The order is
-    saved in ``hint`` for the next call.
-    """
-    finite = True
-    for q in range(n):
-        if not np.isfinite(keys[q]):
-            finite = False
-            break
-    if not (finite and _insertion_sort_desc(pool, keys, 0, n, 4 * n + 64, True)):
-        kpos = np.empty(n)
-        for q in range(n):
-            kpos[pool[q]] = keys[q]
-        order = np.argsort(-kpos, kind="mergesort")
-        for q in range(n):
-            pool[q] = order[q]
-            keys[q] = kpos[order[q]]
-    mx = 0
-    for q in range(n - 1, -1, -1):
-        d = I[DEM, act[pool[q]]]
-        if d > mx:
-            mx = d
-        sufmax[q] = mx
-    cap = hint.shape[1] - 1
-    for q in range(n):
-        hint[0, q] = act[pool[q]]
-    hint[0, cap] = n
-
-
-@njit(cache=True)
 def _themis(t, act, n, F, I, rows, gpus, speedup, out, hint):
     """The authors' greedy: re-sort by rho after every hand-out, take the top.
 
@@ -610,15 +591,20 @@ def _themis(t, act, n, F, I, rows, gpus, speedup, out, hint):
     pool = np.empty(n, dtype=np.int64)
     keys = np.empty(n)
     sufmax = np.zeros(n, dtype=np.int64)
-    if hint.shape[1] > 1:
+    hinted = hint.shape[1] > 1
+    if hinted:
         _hinted_pool(act, n, hint, pool)
-        _themis_keys(t, act, pool, 0, n, residual, F, I, rows, gpus, speedup, keys)
-        _themis_first_sort(act, n, I, pool, keys, sufmax, hint)
     else:
         for k in range(n):
             pool[k] = k
-        _themis_keys(t, act, pool, 0, n, residual, F, I, rows, gpus, speedup, keys)
-        _themis_sort(act, pool, 0, n, I, keys, sufmax)
+    _themis_keys(t, act, pool, 0, n, residual, F, I, rows, gpus, speedup, keys)
+    # the first sort ties by active-list position, whatever order the hint started from
+    _themis_sort(act, pool, 0, n, I, keys, sufmax, True)
+    if hinted:  # the next call starts from this order
+        cap = hint.shape[1] - 1
+        for q in range(n):
+            hint[0, q] = act[pool[q]]
+        hint[0, cap] = n
     keyed = residual
     p = 0
     while residual > 0:
@@ -925,16 +911,6 @@ OD_ROUNDS = 8
 
 
 @njit(cache=True)
-def _capped_demand(row, d, factor):
-    """WFQ's demand cap: GPUs ``g`` up to the first whose per-GPU throughput falls below
-    ``factor`` (all ``d`` if none does)."""
-    for g in range(1, d + 1):
-        if row[g] / float(g) < factor:
-            return g - 1
-    return d
-
-
-@njit(cache=True)
 def _wfq_class_pass(c, members, cs, cl, touched, gid, I, rows, alloc, thr, stat, start,
                     calloc, zeta, delta, t, out, od):
     """WFQ inside class ``c`` of a replay, touching only the jobs that can change.
@@ -1088,10 +1064,7 @@ def _replay_wfq(t, act, n, F, I, rows, target, gpus, rates_num, rates_den, zeta,
             touched[c] = cl[c]
             thr[k] = _thr(rows[i], alloc[k], I[DEM, i])
     # the shares the snapshot's allocation was computed from (the main loop's, same demands)
-    if rates_den[0] == 0:
-        shares = class_alloc_exact(cd, rates_num, gpus).copy()
-    else:
-        shares = _class_alloc_cached(cd, rates_num, rates_den, gpus, cache).copy()
+    shares = _class_shares(cd, rates_num, rates_den, gpus, cache).copy()
     # jobs with nothing left but no GPUs (only a zero-size job can be one) stay candidates
     zero = np.empty(n, dtype=np.int64)
     nz = 0
@@ -1135,10 +1108,7 @@ def _replay_wfq(t, act, n, F, I, rows, target, gpus, rates_num, rates_den, zeta,
         cl[c] -= 1
         if pos < touched[c]:
             touched[c] -= 1
-        if rates_den[0] == 0:
-            calloc = class_alloc_exact(cd, rates_num, gpus)
-        else:
-            calloc = _class_alloc_cached(cd, rates_num, rates_den, gpus, cache)
+        calloc = _class_shares(cd, rates_num, rates_den, gpus, cache)
         for c2 in range(nc):
             if cl[c2] > 0 and (c2 == c or calloc[c2] != shares[c2]):
                 touched[c2] = _wfq_class_pass(c2, members, cs[c2], cl[c2], touched, gid, I,
