@@ -113,3 +113,13 @@ def test_queued_replays_with_relaxed_caps_equal_reference(w150, which):
         assert cfg.num_classes == 3
     a, b = _both(w150, cfg, gpus=16)
     pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+@pytest.mark.parametrize("gpus", [24, 40, 128])
+def test_classes_given_their_whole_demand_equal_reference(w150, gpus):
+    # a class whose share is its whole demand goes straight to the last relaxation pass (every
+    # member at its demand) in the main loop and in replays; with ζ_min high and δ small the
+    # passes it skips are many. From 24 GPUs (few classes whole) to 128 (most)
+    cfg = heuristic_config(w150.service, T=0.8, W=0.3, zeta_min=0.9, delta=0.02)
+    a, b = _both(w150, cfg, gpus=gpus)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)

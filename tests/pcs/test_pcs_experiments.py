@@ -81,3 +81,34 @@ def test_split_timings_names_a_missing_column():
     t = pd.DataFrame({"jobs": [8], "gpus": [4], "events": [30]})
     with pytest.raises(KeyError, match="wall_s"):
         X.split_timings(t, ["wall_s"])
+
+
+def test_fig9c_reuses_a_longer_search_with_the_same_identity(monkeypatch):
+    """Fig. 9c takes the heuristic seed-0 archive from Fig. 9b's longer search: the table is
+    the one the searches would give when run, and that search is not run again; a search of
+    other jobs or another seed is not taken."""
+    from schedlab.pcs import pareto
+
+    w = trace_0e4a51(40)
+    objs = pareto.parse_objectives(["jct:avg", "pred_err:avg"])
+    b9, fronts = X.fig9b_searches(w, [(40, 64, 175), (30, 64, 175)], objs, executor=1,
+                                  return_fronts=True)
+    assert list(b9.evaluations) == [175, 175]
+    plain = X.fig9c_coverage(w, objs, [70], [0, 1], 0.05, executor=1)
+    runs = []
+    real = pareto.pareto_search
+
+    def counted(workload, objectives, **kw):
+        runs.append((kw["space"], len(workload)))
+        return real(workload, objectives, **kw)
+
+    monkeypatch.setattr(pareto, "pareto_search", counted)
+    reused = X.fig9c_coverage(w, objs, [70], [0, 1], 0.05, executor=1, reuse=fronts)
+    assert runs == [("heuristic", 40), ("raw", 40), ("raw", 40)]  # heuristic seed 0 reused
+    pd.testing.assert_frame_equal(reused[0], plain[0])
+    np.testing.assert_array_equal(reused[1], plain[1])
+    # the identity names what decides the evaluations; the budget is not in it
+    assert fronts[0].identity == pareto.search_identity(w, objs, seed=0)
+    assert fronts[0].identity != pareto.search_identity(w, objs, seed=1)
+    assert fronts[1].identity != fronts[0].identity
+    assert pareto.reuse_evaluations(fronts, fronts[0].identity, 176) is None  # 280 > 175 run

@@ -38,6 +38,8 @@ NI = 10
 SUBMITTED, ACTIVE, QUEUED, PREEMPTED, END = 1, 2, 3, 4, 5
 INF = np.iinfo(np.int64).max
 NEVER_S = 2.0e11
+#: relaxation rounds of a WFQ class pass whose demand caps a run memoises per job
+OD_ROUNDS = 8
 FIFO, SRSF, LAS, FS, AFS, WFQ, THEMIS = range(7)
 #: :attr:`schedlab.pcs.policies.KernelSpec.code` -> the compiled loop's policy code
 CODES = {"FIFO": FIFO, "SRSF": SRSF, "LAS": LAS, "FS": FS, "AFS": AFS, "WFQ": WFQ,
@@ -388,8 +390,13 @@ def _class_shares(cd, rates_num, rates_den, gpus, cache):
 
 
 @njit(cache=True)
-def _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out):
+def _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out, od):
+    """WFQ over the active jobs ``act[:n]``: class shares by water-filling, then FIFO greedy
+    with demand caps in each class, relaxed by ``delta`` while the share is not used up.
+    ``od``: the run's demand-cap memo per main-array column (:func:`_wfq_class_pass`), or
+    an empty array (local ids of a generic replay: no memo)."""
     nc = rates_num.shape[0]
+    memo = od.shape[1] > 0
     cd = np.zeros(nc, dtype=np.int64)
     # members of each class, stable in active-list order (counting sort)
     first = np.zeros(nc + 1, dtype=np.int64)
@@ -431,6 +438,13 @@ def _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out
         start = calloc[c]
         left = start
         factor = zeta
+        rnd = 0
+        if cd[c] > 0 and start == float(cd[c]):
+            # the whole demand: the relaxation ends with every member at its demand
+            # (_wfq_class_pass)
+            for q in range(lo, hi):
+                out[pos[q]] = float(I[DEM, act[pos[q]]])
+            continue
         while left > 0.0:
             left = start
             for q in range(lo, hi):
@@ -440,10 +454,18 @@ def _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out
                     out[k] = 0.0
                     continue
                 i = act[k]
-                a = min(left, float(_capped_demand(rows[i], I[DEM, i], factor)))
+                if memo and rnd < OD_ROUNDS:
+                    cap = od[rnd, i]
+                    if cap < 0:
+                        cap = _capped_demand(rows[i], I[DEM, i], factor)
+                        od[rnd, i] = cap
+                else:
+                    cap = _capped_demand(rows[i], I[DEM, i], factor)
+                a = min(left, float(cap))
                 out[k] = a
                 left -= a
             factor -= delta
+            rnd += 1
 
 
 @njit(cache=True)
@@ -621,7 +643,7 @@ def _themis(t, act, n, F, I, rows, gpus, speedup, out, hint):
 
 @njit(cache=True)
 def _allocate(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
-              cache, out, hint):
+              cache, out, hint, od):
     if pcode == FIFO or pcode == SRSF or pcode == LAS:
         keys = np.empty(n)
         for k in range(n):
@@ -651,16 +673,16 @@ def _allocate(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den,
     elif pcode == THEMIS:
         _themis(t, act, n, F, I, rows, gpus, speedup, out, hint)
     else:
-        _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out)
+        _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out, od)
 
 
 @njit(cache=True)
 def _apply(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
-           cache, out, hint):
+           cache, out, hint, od):
     if n == 0:
         return
     _allocate(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
-              cache, out, hint)
+              cache, out, hint, od)
     _commit(t, act, n, F, I, out)
 
 
@@ -759,6 +781,7 @@ def _replay(t, act, n, F, I, rows, target, pcode, speedup, true_size, leases, gp
     # they or a job with nothing left can complete next: both loops visit just those, in
     # active-list order (same ties), instead of every queued job.
     hint = new_hint(n if pcode == THEMIS else 0)
+    no_od = np.full((OD_ROUNDS, 0), -1, dtype=np.int64)  # local ids: no demand-cap memo
     runi = act2.copy()
     r = n if quantum > 0 else _running(act2, m, F2, runi)
     t_end, j = _next_end(t, runi, r, F2, I2, rows2)
@@ -783,7 +806,7 @@ def _replay(t, act, n, F, I, rows, target, pcode, speedup, true_size, leases, gp
         if quantum > 0 and leases:
             tick = tt + quantum if m > 0 else INF
         _apply(tt, pcode, speedup, act2, m, F2, I2, rows2, gpus, rates_num, rates_den, zeta,
-               delta, cache, out, hint)
+               delta, cache, out, hint, no_od)
         if quantum > 0:
             t_end, j = _next_end(tt, act2, m, F2, I2, rows2)
         else:
@@ -906,19 +929,16 @@ def _replay_fifo(t, act, n, F, I, rows, target, gpus, counters):
             k += 1
 
 
-#: relaxation rounds of a WFQ class pass whose demand caps a run memoises per job
-OD_ROUNDS = 8
-
-
 @njit(cache=True)
 def _wfq_class_pass(c, members, cs, cl, touched, gid, I, rows, alloc, thr, stat, start,
-                    calloc, zeta, delta, t, out, od):
+                    calloc, cdc, zeta, delta, t, out, od):
     """WFQ inside class ``c`` of a replay, touching only the jobs that can change.
 
     Same arithmetic as :func:`_wfq` for one class: FIFO greedy with demand caps, relaxed by
     ``delta`` while the class's share is not used up. Once ``left`` is 0 every later member
     gets 0, so only members up to the last one that held GPUs before (``touched[c]``) need
-    visiting. The final pass's allocations are then applied with :func:`_apply`'s status
+    visiting (a class given its whole demand ``cdc`` goes straight to the last pass). The
+    final pass's allocations are then applied with :func:`_apply`'s status
     rules; the status of a member that never held GPUs is not advanced from SUBMITTED to
     QUEUED, which nothing in a replay distinguishes (both start the job's clock on its first
     GPUs). Replay state is per local id (``alloc``, ``thr``: throughput at it, ``stat``,
@@ -933,6 +953,14 @@ def _wfq_class_pass(c, members, cs, cl, touched, gid, I, rows, alloc, thr, stat,
     visited = 0
     rnd = 0
     while True:
+        if cdc > 0 and share == float(cdc):
+            # the whole demand: every relaxation round short of full caps leaves GPUs over,
+            # so the passes end with each member at its demand (integers: exact)
+            for q in range(cl):
+                k = members[cs + q]
+                out[k] = float(I[DEM, gid[k]])
+            visited = cl
+            break
         left = share
         visited = cl
         for q in range(cl):
@@ -1112,8 +1140,8 @@ def _replay_wfq(t, act, n, F, I, rows, target, gpus, rates_num, rates_den, zeta,
         for c2 in range(nc):
             if cl[c2] > 0 and (c2 == c or calloc[c2] != shares[c2]):
                 touched[c2] = _wfq_class_pass(c2, members, cs[c2], cl[c2], touched, gid, I,
-                                              rows, alloc, thr, stat, start, calloc, zeta,
-                                              delta, tt, out, od)
+                                              rows, alloc, thr, stat, start, calloc, cd[c2],
+                                              zeta, delta, tt, out, od)
             shares[c2] = calloc[c2]
         r = _wfq_running(members, cs, cl, touched, zero, nz, rem, alloc, stat, runi)
         t_end, j = _first_end(tt, runi, r, rem, alloc, thr)
@@ -1198,7 +1226,7 @@ def run(F, I, rows, pcode, gpus, predict, use_err, thresholds, rates_num, rates_
         if quantum > 0:
             tick = t + quantum if n > 0 else INF
         _apply(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
-               cache, out, hint)
+               cache, out, hint, od)
         cand_t, cand = _next_end(t, act, n, F, I, rows)
         if cand >= 0 and cand_t == INF:
             cand = -1

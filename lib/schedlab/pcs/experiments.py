@@ -183,8 +183,10 @@ def fig7_table(workloads: Mapping[str, Workload], policies: Sequence[str], gpus:
     keys = [(tr, lab) for tr in workloads for lab in fig7_labels(tr, policies)]
     tasks = [(workloads[tr], fig7_config_key(tr), lab) for tr, lab in keys]
     desc = "Fig. 7 traces x policies" + ("" if predict else " (JCT only)")
-    # longest traces first, so that no long simulation starts last on an idle pool
-    order = sorted(range(len(tasks)), key=lambda k: -len(tasks[k][0]))
+    # longest first, so that no long simulation starts last on an idle pool: Themis's (its
+    # replays tick at every lease; on ee9e8c's 5,452 jobs it takes longer than every other
+    # policy on 6214e9's 51,258 but one), then by trace length
+    order = sorted(range(len(tasks)), key=lambda k: (tasks[k][2] != "Themis", -len(tasks[k][0])))
     with _executor(executor) as ex:
         done = ex.map(simulate_label, [tasks[k] for k in order], gpus, predict=predict,
                       seed=seed, predict_sample=predict_sample if predict else None, desc=desc)
@@ -417,13 +419,16 @@ def fig9a_timings(full: Workload, sim_jobs: Sequence[int], sim_gpus: Sequence[in
 
 
 def fig9b_searches(full: Workload, grid: Sequence[Sequence[int]], objectives,
-                   executor: Executorish = None) -> pd.DataFrame:
+                   executor: Executorish = None, *,
+                   return_fronts: bool = False) -> pd.DataFrame | tuple[pd.DataFrame, list]:
     """Fig. 9b: one Pareto search (seed 0) per ``(jobs, gpus, budget)`` of ``grid``, its
     evaluations on the executor; wall seconds, summed evaluation CPU seconds, and the wall
-    time that CPU would take on the executor's workers if they were idle."""
+    time that CPU would take on the executor's workers if they were idle.
+    ``return_fronts``: also return the searches' :class:`~schedlab.pcs.pareto.ParetoFront`
+    (for :func:`fig9c_coverage`'s ``reuse``)."""
     from schedlab.pcs.pareto import pareto_search
 
-    rows = []
+    rows, fronts = [], []
     with _executor(executor) as ex:
         for jobs, gpus, budget in grid:
             t0 = time.perf_counter()
@@ -432,21 +437,31 @@ def fig9b_searches(full: Workload, grid: Sequence[Sequence[int]], objectives,
                               progress=f"Fig. 9b search, {jobs} jobs x {gpus} GPUs")
             wall = time.perf_counter() - t0
             cpu = float(np.nansum(f.eval_cpu_seconds))
+            fronts.append(f)
             rows.append({"jobs": jobs, "gpus": gpus, "evaluations": f.n_evaluations,
                          "front": len(f), "wall_s": wall, "eval_cpu_s": cpu,
                          "cpu_per_eval_s": cpu / f.n_evaluations, "workers": ex.workers,
                          "projected_wall_idle_s": cpu / ex.workers})
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    return (table, fronts) if return_fronts else table
 
 
 def fig9c_coverage(workload: Workload, objectives, budgets: Sequence[int],
-                   seeds: Sequence[int], eps: float,
-                   executor: Executorish = None) -> tuple[pd.DataFrame, np.ndarray]:
+                   seeds: Sequence[int], eps: float, executor: Executorish = None, *,
+                   reuse: Sequence = ()) -> tuple[pd.DataFrame, np.ndarray]:
     """Fig. 9c: share of the reference front found within each budget, with and without the
     heuristics (one search per space and seed, the largest budget; smaller budgets read the
     first evaluations of its archive). The reference front is the non-dominated union of
-    all archives. Returns the table (mean over seeds) and the reference points."""
-    from schedlab.pcs.pareto import archive_front, coverage, nondominated, pareto_search
+    all archives. Returns the table (mean over seeds) and the reference points.
+
+    ``reuse``: finished searches (:class:`~schedlab.pcs.pareto.ParetoFront`, e.g. Fig. 9b's
+    longest). One with the identity of a search needed here (same workload, objectives,
+    space, 64 GPUs and seed) and at least its evaluations stands in for it: a search's
+    evaluations do not depend on its budget (:func:`~schedlab.pcs.pareto.search_identity`),
+    so the table is the same, without running the search twice.
+    """
+    from schedlab.pcs.pareto import (archive_front, coverage, nondominated, pareto_search,
+                                     reuse_evaluations, search_identity)
 
     cols = [o.label for o in objectives]
     top = max(budgets)
@@ -454,10 +469,16 @@ def fig9c_coverage(workload: Workload, objectives, budgets: Sequence[int],
     with _executor(executor) as ex:
         for space in ["heuristic", "raw"]:
             for seed in seeds:
-                f = pareto_search(workload, objectives, budget=top, space=space,
-                                  rng=np.random.default_rng(seed), executor=ex,
-                                  progress=f"Fig. 9c search, {space} space, seed {seed}")
-                archives[space, seed] = f.evaluations[cols].to_numpy()
+                ident = search_identity(workload, objectives, space=space, seed=seed)
+                ev = reuse_evaluations(reuse, ident, top)
+                if ev is not None:
+                    print(f"Fig. 9c search, {space} space, seed {seed}: the first {len(ev)} "
+                          f"evaluations of an earlier search with the same identity (not re-run)")
+                else:
+                    ev = pareto_search(workload, objectives, budget=top, space=space,
+                                       rng=np.random.default_rng(seed), executor=ex,
+                                       progress=f"Fig. 9c search, {space} space, seed {seed}").evaluations
+                archives[space, seed] = ev[cols].to_numpy()
     union = np.vstack([archive_front(F, top) for F in archives.values()])
     reference = union[nondominated(union)]
     rows = []

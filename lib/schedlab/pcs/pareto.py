@@ -310,6 +310,9 @@ class ParetoFront:
     #: CPU seconds of each evaluation in its worker process (NaN where resumed from an
     #: older checkpoint); timings, so not part of the deterministic result
     eval_cpu_seconds: np.ndarray | None = None
+    #: what determines the search's evaluations (:func:`search_identity`): two searches with
+    #: the same identity evaluate the same points in the same order, whatever their budgets
+    identity: tuple | None = None
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -439,7 +442,7 @@ def _algorithm(n_var: int, seed: int):
     # Every operator is a fresh instance: pymoo's SPEA2 defaults are shared default-argument
     # objects, and SPEA2Survival keeps normalisation state, so a second search in the same
     # process would otherwise depend on the first.
-    return SPEA2(pop_size=70, n_offsprings=105, sampling=FloatRandomSampling(),
+    return SPEA2(pop_size=POPULATION, n_offsprings=OFFSPRING, sampling=FloatRandomSampling(),
                  selection=TournamentSelection(spea_binary_tournament),
                  survival=SPEA2Survival(normalize=True), output=MultiObjectiveOutput(),
                  crossover=SBX(prob=1.0, eta=20),
@@ -448,6 +451,53 @@ def _algorithm(n_var: int, seed: int):
 
 class _Interrupted(Exception):
     pass
+
+
+#: SPEA2's first generation (the initial population) and each later one (offspring)
+POPULATION, OFFSPRING = 70, 105
+
+
+def evaluations_for_budget(budget: int) -> int:
+    """Evaluations a fresh :func:`pareto_search` with ``budget`` runs: generations of
+    :data:`OFFSPRING` after the first :data:`POPULATION` while fewer than ``budget`` are done.
+
+    >>> evaluations_for_budget(70), evaluations_for_budget(71), evaluations_for_budget(1024)
+    (70, 175, 1120)
+    """
+    n = POPULATION
+    while n < budget:
+        n += OFFSPRING
+    return n
+
+
+def _search_key(workload: Workload, objs: Sequence[Objective], space: str, gpus: int) -> tuple:
+    # the budget is not part of the key: a search resumes with a larger one
+    return (workload.name, len(workload), float(np.sum(workload.service)),
+            tuple(o.label for o in objs), space, gpus)
+
+
+def search_identity(workload: Workload, objectives, *, space: str = "heuristic",
+                    gpus: int = 64, seed: int | Sequence[int] = 0) -> tuple:
+    """The :attr:`ParetoFront.identity` of ``pareto_search(..., rng=default_rng(seed))``.
+
+    SPEA2's generations do not depend on the budget, so a search with this identity and a
+    larger budget ran, as its first :func:`evaluations_for_budget` evaluations, exactly the
+    ones a search with a smaller budget would run (Fig. 9c reuses Fig. 9b's longest search).
+    """
+    draw = int(np.random.default_rng(seed).integers(2 ** 31 - 1))  # as pareto_search draws it
+    return _search_key(workload, parse_objectives(objectives), space, gpus), draw
+
+
+def reuse_evaluations(fronts: Iterable[ParetoFront], identity: tuple,
+                      budget: int) -> pd.DataFrame | None:
+    """The evaluations a fresh search of ``identity`` with ``budget`` would run, taken from
+    the first of ``fronts`` with that identity and at least as many evaluations; ``None``
+    if there is none."""
+    n = evaluations_for_budget(budget)
+    for f in fronts:
+        if f.identity == identity and f.n_evaluations >= n:
+            return f.evaluations.iloc[:n].reset_index(drop=True)
+    return None
 
 
 def pareto_search(workload: Workload, objectives, *, budget: int = 370,
@@ -508,9 +558,7 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
     if budget < 70:
         raise ValueError(f"budget {budget} < population 70")
     sp = SPACES[space].for_workload(workload)
-    # the budget is not part of the key: a search resumes with a larger one
-    key = (workload.name, len(workload), float(np.sum(workload.service)),
-           tuple(o.label for o in objs), space, gpus)
+    key = _search_key(workload, objs, space, gpus)
     ckpt = Path(checkpoint_dir) / "checkpoint.pkl" if checkpoint_dir is not None else None
     if ckpt is not None and ckpt.exists():
         state = pickle.loads(ckpt.read_bytes())
@@ -599,7 +647,7 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
     for j, o in enumerate(objs):
         ev[o.label] = [f[j] for f in F_all]
     return ParetoFront(pd.DataFrame(rows), configs, objs, len(X_all), ev,
-                       np.asarray(cpu_all, dtype=float))
+                       np.asarray(cpu_all, dtype=float), (key, int(algo.seed)))
 
 
 # ----------------------------------------------------------------------------- picking
