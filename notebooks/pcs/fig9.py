@@ -40,8 +40,10 @@
 #   Without heuristics = our 13-variable raw encoding (`RawSpace`; the paper gives none).
 # * **Default profile is CI-sized**; the `paper` profile runs the paper's grid (512/1024 jobs on
 #   128-1024 GPUs), ~1000 evaluations per front, the full search (2001 jobs, 1280
-#   evaluations, 64 GPUs), and the 9c budgets 128-1024 (hours on 2 cores): those are **paper
-#   profile only**, `make reproduce PROFILE=paper`.
+#   evaluations, 64 GPUs), and the 9c budgets 128-1024 (about 17 min on 2 idle cores): those are
+#   **paper profile only**, `make reproduce PROFILE=paper`. There the 9c search with heuristics and
+#   seed 0 on the 2001 jobs is not run: its evaluations are the first 1120 of the 9b search on the
+#   same jobs and seed (a search's evaluations do not depend on its budget).
 
 # %% tags=["parameters"]
 # Parameters (papermill); output_root empty = scratch run. Values = params.yaml, default profile.
