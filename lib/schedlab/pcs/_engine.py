@@ -418,6 +418,12 @@ def _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out
         hi = first[c + 1]
         if lo == hi:
             continue
+        if cd[c] > 0 and calloc[c] == float(cd[c]):
+            # the whole demand: the relaxation ends with every member at its demand
+            # (_wfq_class_pass), whatever their order
+            for q in range(lo, hi):
+                out[pos[q]] = float(I[DEM, act[pos[q]]])
+            continue
         # FIFO within a class is app-id order; the active list is already in that order
         # unless a policy reordered it, so the stable sort is usually skipped
         srt = True
@@ -439,12 +445,6 @@ def _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out
         left = start
         factor = zeta
         rnd = 0
-        if cd[c] > 0 and start == float(cd[c]):
-            # the whole demand: the relaxation ends with every member at its demand
-            # (_wfq_class_pass)
-            for q in range(lo, hi):
-                out[pos[q]] = float(I[DEM, act[pos[q]]])
-            continue
         while left > 0.0:
             left = start
             for q in range(lo, hi):
@@ -951,19 +951,17 @@ def _wfq_class_pass(c, members, cs, cl, touched, gid, I, rows, alloc, thr, stat,
     row and the round's factor. Returns the new ``touched[c]``.
     """
     share = calloc[c]
-    left = share
     factor = zeta
-    visited = 0
+    visited = cl
     rnd = 0
-    while True:
-        if cdc > 0 and share == float(cdc):
-            # the whole demand: every relaxation round short of full caps leaves GPUs over,
-            # so the passes end with each member at its demand (integers: exact)
-            for q in range(cl):
-                k = members[cs + q]
-                out[k] = float(I[DEM, gid[k]])
-            visited = cl
-            break
+    whole = cdc > 0 and share == float(cdc)
+    if whole:
+        # every relaxation round short of full caps leaves GPUs over, so the passes end with
+        # each member at its demand (integers: exact): go there directly
+        for q in range(cl):
+            k = members[cs + q]
+            out[k] = float(I[DEM, gid[k]])
+    while not whole:
         left = share
         visited = cl
         for q in range(cl):
