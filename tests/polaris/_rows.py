@@ -1,4 +1,5 @@
-"""Metadata rows with a profile behind them, for the classifier and SHAP tests."""
+"""Metadata rows with a profile behind them, and a classifier fitted to them, for the classifier
+and SHAP tests."""
 
 from __future__ import annotations
 
@@ -16,3 +17,13 @@ def profile_meta(n: int = 300, seed: int = 1, first_index: int = 0) -> tuple[pd.
                          "workload": np.where(rng.random(n) < .8, np.array(["bert", "ctr", "rl"])[prof], "ctr")})
     meta.index = pd.RangeIndex(first_index, first_index + n)
     return meta, prof
+
+
+def fitted_profiles(binary: bool = False, first_index: int = 0):
+    """:func:`profile_meta`'s 300 rows and a 20-tree classifier fitted to their profiles
+    (``binary``: to profile > 0)."""
+    from schedlab.polaris import classifier
+
+    meta, prof = profile_meta(first_index=first_index)
+    y = (prof > 0).astype(int) if binary else prof
+    return meta, classifier.ProfileClassifier(n_estimators=20).fit(meta, y)

@@ -4,20 +4,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from schedlab.polaris import classifier, explain
+from schedlab.polaris import explain
 
-from ._rows import profile_meta
-
-
-def _meta(n=300, seed=1):
-    return profile_meta(n, seed)
+from ._rows import fitted_profiles
 
 
 @pytest.mark.parametrize("binary", [False, True])
 def test_shap_equals_pred_contribs(binary):
-    meta, prof = _meta()
-    y = (prof > 0).astype(int) if binary else prof
-    clf = classifier.ProfileClassifier(n_estimators=20).fit(meta, y)
+    meta, clf = fitted_profiles(binary)
     check = explain.cross_check(clf, meta, rows=200)
     print(check)
     assert check["rows"] == 200
@@ -29,8 +23,7 @@ def test_shap_equals_pred_contribs(binary):
 
 
 def test_mean_abs_shap_matches_chunked_pred_contribs_and_figure():
-    meta, prof = _meta()
-    clf = classifier.ProfileClassifier(n_estimators=20).fit(meta, prof)
+    meta, clf = fitted_profiles()
     ours = explain.mean_abs_shap(clf, meta, chunk_size=37)
     ref = clf.shap_mean_abs(meta, chunk_size=100)
     assert list(ours.index) == list(ref.index) and list(ours.columns) == ["0", "1", "2"]

@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from schedlab.polaris import classifier, explain
+from schedlab.polaris import explain
 
-from ._rows import profile_meta
+from ._rows import fitted_profiles, profile_meta
 
 
 def _meta(n=300, seed=1):
@@ -65,8 +65,7 @@ def test_needs_an_explicit_generator():
 
 @pytest.fixture(scope="module")
 def fitted():
-    meta, prof = _meta()
-    return meta, classifier.ProfileClassifier(n_estimators=20).fit(meta, prof)
+    return fitted_profiles(first_index=1000)
 
 
 def test_mean_abs_shap_of_all_row_sample_equals_full_set(fitted):
@@ -92,9 +91,7 @@ ATOL = 1e-5
 
 @pytest.mark.parametrize("binary", [False, True])
 def test_xgboost_method_equals_shap(binary):
-    meta, prof = _meta()
-    y = (prof > 0).astype(int) if binary else prof
-    clf = classifier.ProfileClassifier(n_estimators=20).fit(meta, y)
+    meta, clf = fitted_profiles(binary, first_index=1000)
     ref = explain.mean_abs_shap(clf, meta, chunk_size=64)
     ours = explain.mean_abs_shap(clf, meta, chunk_size=64, method="xgboost")
     assert list(ours.index) == list(ref.index) and list(ours.columns) == list(ref.columns)
