@@ -112,16 +112,29 @@ def _literal_assignments(source):
 
 
 @pytest.mark.parametrize("path", STAGE_NOTEBOOKS, **NB_IDS)
-def test_notebook_defaults_equal_the_pipeline(path):
-    """Run All in JupyterLab computes what the DVC stage computes: the parameters cell holds
-    exactly the default profile of the notebook's params.yaml section (no paper numbers)."""
+def test_parameters_cell_holds_only_what_papermill_injects(path):
+    """params.yaml is the only source of a stage's values: the parameters cell holds only what the
+    pipeline injects, and the next cell loads (and shows) the notebook's own section."""
     name = _name(path)
     cell = _literal_assignments(_parameters_cell(path))
-    expected = {**notebooks.load_params(name, profile="default"), "output_root": "", "profile": "default"}
-    assert cell == expected, (
-        f"{path.relative_to(paths.ROOT)}: parameters differ from params.yaml section {notebooks.stage_key(name)}: "
-        + "; ".join(f"{k}: notebook {cell.get(k, '<absent>')!r} vs params {expected.get(k, '<absent>')!r}"
-                    for k in sorted(set(cell) | set(expected)) if cell.get(k) != expected.get(k)))
+    assert cell == {"output_root": "", "profile": "default", "overrides": {}}, f"{path}: parameters cell {cell}"
+    nb = json.loads(path.read_text())
+    tagged = next(i for i, c in enumerate(nb["cells"]) if "parameters" in c.get("metadata", {}).get("tags", []))
+    loader = "".join(nb["cells"][tagged + 1]["source"])
+    assert f'stage_params("{name}", profile, overrides)' in loader, f"{path}: the cell after the parameters loads another section"
+    assert "globals().update(params.values)" in loader and loader.rstrip().endswith("params")
+
+
+def test_the_loader_cell_gives_the_pipeline_values():
+    """What the loader cell puts in a notebook's namespace is the params.yaml section with its
+    shared values merged, under each profile (the values the pipeline's stage computes with)."""
+    for profile in notebooks.PROFILES:
+        ns = {}
+        ns.update(notebooks.stage_params("nona/fig5", profile, {}).values)
+        expected = notebooks.load_params("nona/fig5", profile=profile)
+        assert ns == expected and ns["servers"] == 80 and "shared" not in ns and "profiles" not in ns
+    assert notebooks.stage_params("nona/fig5", "teaching", {}).values["duration"] == 30.0  # nona.common's teaching
+    assert notebooks.stage_params("nona/fig5", "paper", {}).values["nona_tables"] is None  # the section's own paper
 
 
 @pytest.mark.parametrize("path", STAGE_NOTEBOOKS, **NB_IDS)
@@ -142,6 +155,8 @@ def test_parameters_cell_with_output_root(path):
 
 
 def test_every_stage_notebook_exists_and_has_params():
+    """Each notebook stage lists exactly the params.yaml keys its values come from (its section, the
+    shared values it takes, those of a notebook it loads): `python tools/stage_deps.py --write`."""
     dvc = yaml.safe_load((paths.ROOT / "dvc.yaml").read_text())
     for name, stage in dvc["stages"].items():
         cmd = stage["cmd"]
@@ -150,14 +165,54 @@ def test_every_stage_notebook_exists_and_has_params():
             assert notebooks.notebook_path(nb).is_file()
             assert f"notebooks/{nb}.ipynb" in stage["deps"], name
             keys = [p if isinstance(p, str) else next(iter(p)) for p in stage.get("params", [])]
-            # the stage reruns when the profile switch or its own section changes; a stage that
-            # reads another section (the calibration reads the figures' workload) lists it after
-            assert keys[:2] == ["profile", notebooks.stage_key(nb)], f"{name}: params {keys}"
-            params = yaml.safe_load((paths.ROOT / "params.yaml").read_text())
-            for extra in keys[2:]:
-                paper, section = extra.split(".")
-                assert section in params.get(paper, {}), f"{name}: params.yaml lacks {extra}"
+            assert keys == notebooks.stage_param_list(cmd), (
+                f"{name}: params {keys}, expected {notebooks.stage_param_list(cmd)} (python tools/stage_deps.py --write)")
             assert notebooks.load_params(nb), f"{name}: params.yaml lacks {notebooks.stage_key(nb)}"
+
+
+def test_stage_param_list_follows_a_shared_value():
+    """A stage that takes a shared value lists it, with any profile's change of it; one that does not, does not."""
+    fig5 = notebooks.stage_param_list("schedlab notebook run nona/fig5")
+    assert {"nona.fig5", "nona.common.workload", "nona.common.duration", "nona.common.profiles.teaching.duration"} <= set(fig5)
+    table2 = notebooks.stage_param_list("schedlab notebook run nona/table2")
+    assert table2 == ["profile", "nona.table2", "nona.common.models"]
+    calibration = notebooks.stage_param_list("schedlab notebook run nona/calibration")
+    assert "nona.fig3" in calibration and "nona.common.workload" in calibration  # it loads the figures' values
+
+
+def test_overrides_replace_one_value_and_name_a_typo(tmp_path):
+    params = notebooks.stage_params("nona/decima_train", "default", {"train.iterations": 3, "eval_seeds": 1})
+    assert params.values["train"]["iterations"] == 3 and params.values["train"]["lr"] == 0.003
+    assert params.sources["train"] == "override" and params.values["eval_seeds"] == 1
+    assert notebooks.load_params("nona/decima_train")["train"]["iterations"] == 120  # params.yaml untouched
+    with pytest.raises(notebooks.ParamsError, match=r"no parameter 'schedul' \(did you mean 'schedule'\?\)"):
+        notebooks.stage_params("nona/table2", "default", {"schedul": "rounds"})
+    with pytest.raises(notebooks.ParamsError, match="train has no parameter 'iteration'.*'iterations'"):
+        notebooks.stage_params("nona/decima_train", "default", {"train.iteration": 3})
+
+
+def test_a_shared_value_set_twice_or_missing_is_an_error(tmp_path):
+    f = tmp_path / "params.yaml"
+    f.write_text(yaml.safe_dump({"x": {"common": {"n": 1}, "a": {"shared": ["n"], "n": 2}, "b": {"shared": ["m"]}}}))
+    with pytest.raises(notebooks.ParamsError, match="sets 'n' and also takes it from x.common"):
+        notebooks.load_params("x/a", f)
+    with pytest.raises(notebooks.ParamsError, match="takes 'm' from x.common, which does not define it"):
+        notebooks.load_params("x/b", f)
+
+
+def test_cli_p_overrides_and_refuses_an_unknown_key(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from schedlab.cli import main
+
+    seen = {}
+    monkeypatch.setattr(notebooks, "run", lambda name, **kw: seen.update(kw) or tmp_path / "x.ipynb")
+    res = CliRunner().invoke(main, ["notebook", "run", "nona/fig5", "-p", "duration", "30", "-p", "loads", "[0.1]"])
+    assert res.exit_code == 0, res.output
+    assert seen["overrides"] == {"duration": 30, "loads": [0.1]}
+    monkeypatch.undo()
+    res = CliRunner().invoke(main, ["notebook", "run", "nona/table2", "-p", "schedul", "rounds"])
+    assert res.exit_code != 0 and "did you mean 'schedule'" in res.output and "Traceback" not in res.output
 
 
 def test_table2_notebook_smoke(tmp_path):
@@ -198,11 +253,11 @@ def test_sync_carries_an_edit_from_either_side(tmp_path):
     shutil.copy(paths.NOTEBOOKS / "nona/table2.py", tmp_path / "table2.py")
     assert notebooks.sync([nb_path]) == []
     script = tmp_path / "table2.py"
-    script.write_text(script.read_text().replace('figure_model = "resnet18"', 'figure_model = "vgg16"'))
+    script.write_text(script.read_text().replace('profile = "default"', 'profile = "teaching"'))
     later = time.time() + 5
     os.utime(script, (later, later))
     assert notebooks.sync([nb_path]) == [nb_path]
-    assert 'figure_model = \\"vgg16\\"' in nb_path.read_text()
+    assert 'profile = \\"teaching\\"' in nb_path.read_text()
     nb = nbformat.read(nb_path, as_version=4)
     nb.cells[0].source += "\nOne more line."
     nbformat.write(nb, nb_path)
@@ -224,4 +279,16 @@ def test_papermill_parses_every_parameter(path, caplog):
         params = papermill.inspect_notebook(str(path))
     bad = [r.getMessage() for r in caplog.records if "Unable to parse" in r.getMessage()]
     assert not bad, bad
-    assert "output_root" in params
+    assert set(params) == {"output_root", "profile", "overrides"}
+
+
+@pytest.mark.parametrize("path", STAGE_NOTEBOOKS, **NB_IDS)
+def test_every_parameter_is_read_by_its_notebook(path):
+    for profile in notebooks.PROFILES:
+        notebooks.params.check_used(_name(path), notebooks.load_params(_name(path), profile=profile))
+
+
+def test_a_params_key_no_notebook_reads_is_refused(tmp_path):
+    values = {**notebooks.load_params("nona/table2"), "schedul": "rounds"}
+    with pytest.raises(notebooks.ParamsError, match=r"reads no 'schedul' \(did you mean 'schedule'\?\)"):
+        notebooks.params.check_used("nona/table2", values)

@@ -1,7 +1,11 @@
-"""Keep dvc.yaml's library dependencies equal to what each stage imports.
+"""Keep dvc.yaml's library dependencies and parameters equal to what each stage imports and reads.
 
-    python tools/stage_deps.py           # list, per stage, what its deps lack or list in excess
-    python tools/stage_deps.py --write   # rewrite the lib/schedlab/... lines of every stage's deps
+    python tools/stage_deps.py           # list, per stage, what its deps or params lack or list in excess
+    python tools/stage_deps.py --write   # rewrite the lib/schedlab/... deps and the params of every stage
+
+A notebook stage's ``params:`` are derived too: ``profile``, then for its notebook (and any other
+notebook whose values it loads with ``load_params("<paper>/<name>", ...)``) the section and the
+``<paper>.common`` values it shares (:func:`schedlab.notebooks.stage_param_list`).
 
 Only the ``- lib/schedlab/...`` and ``- reference/...`` lines inside a stage's ``deps:`` are touched (comments, data
 and other dependencies stay as written); the new lines are the stage's library files as
@@ -18,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from schedlab import imports, paths
+from schedlab import imports, notebooks, paths
 from schedlab.io import atomic_write_text
 
 DVC = paths.ROOT / "dvc.yaml"
@@ -33,28 +37,38 @@ def derived_deps(cmd: str) -> list[str]:
 
 
 def rewrite(text: str, stages: dict) -> str:
-    """``text`` (dvc.yaml) with each stage's ``- lib/schedlab/...`` deps lines replaced."""
+    """``text`` (dvc.yaml) with each stage's ``- lib/schedlab/...`` deps lines and, for a notebook
+    stage, its ``params:`` entries replaced by the derived ones."""
     lines = text.splitlines(keepends=True)
     out: list[str] = []
     stage = None
-    in_deps = False
+    block = None
     inserted = False
     for line in lines:
         m = re.match(r"^  ([A-Za-z0-9_]+):\s*$", line)
         if m:
-            stage, in_deps, inserted = m.group(1), False, False
-        elif re.match(r"^    deps:\s*$", line):
-            in_deps = True
+            stage, block, inserted = m.group(1), None, False
+        elif re.match(r"^    (deps|params):\s*$", line):
+            block, inserted = line.split(":")[0].strip(), False
         elif re.match(r"^    \S", line):
-            in_deps = False
-        if in_deps and stage in stages and re.match(r"^      - (lib/schedlab/|reference/)", line):
+            block = None
+        if block == "deps" and stage in stages and re.match(r"^      - (lib/schedlab/|reference/)", line):
             if not inserted:
                 indent = line[: len(line) - len(line.lstrip())]
                 out.extend(f"{indent}- {d}\n" for d in derived_deps(stages[stage]["cmd"]))
                 inserted = True
             continue
+        params = notebooks.stage_param_list(stages[stage]["cmd"]) if stage in stages and block == "params" else None
+        if params is not None and re.match(r"^      - ", line):
+            if not inserted:
+                out.extend(f"      - {p}{PROFILE_NOTE if p == 'profile' else ''}\n" for p in params)
+                inserted = True
+            continue
         out.append(line)
     return "".join(out)
+
+
+PROFILE_NOTE = "  # the one switch at the top of params.yaml"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         if missing:
             bad += 1
             print(f"{name}: missing {', '.join(missing)}")
+        params = notebooks.stage_param_list(st["cmd"])
+        if params is not None and params != st.get("params", []):
+            bad += 1
+            print(f"{name}: params {st.get('params', [])}, derived {params}")
     return 1 if bad else 0
 
 

@@ -9,7 +9,9 @@ Examples
 --------
 >>> files = module_files("schedlab.notebooks")  # it imports paths, progress and stagetimes, and io lazily
 >>> sorted(f.relative_to(paths.ROOT).as_posix() for f in files)  # doctest: +NORMALIZE_WHITESPACE
-['lib/schedlab/__init__.py', 'lib/schedlab/io.py', 'lib/schedlab/notebooks.py', 'lib/schedlab/paths.py',
+['lib/schedlab/__init__.py', 'lib/schedlab/io.py', 'lib/schedlab/notebooks/__init__.py',
+ 'lib/schedlab/notebooks/outputs.py', 'lib/schedlab/notebooks/pairing.py', 'lib/schedlab/notebooks/params.py',
+ 'lib/schedlab/notebooks/runner.py', 'lib/schedlab/notebooks/watchdog.py', 'lib/schedlab/paths.py',
  'lib/schedlab/progress.py', 'lib/schedlab/stagetimes.py']
 """
 

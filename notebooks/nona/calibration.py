@@ -26,31 +26,22 @@
 # window; phase 2 varies the window and the warm-up for the best `top` readings.
 
 # %% tags=["parameters"]
-# Parameters (papermill): the default profile of params.yaml's nona.calibration, what the pipeline runs.
-# output_root empty = interactive run, writes to data/scratch/nona/calibration/.
+# Injected by papermill (`schedlab notebook run nona/calibration [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section nona.calibration (with the nona.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/nona/calibration/, never where the pipeline writes.
 output_root = ""
-profile = "default"  # "teaching": a smaller grid (see params.yaml)
-factors = {  # phase 1: every combination (schedlab.nona.calibration.Reading fields)
-    "load_basis": ["server", "cluster"],
-    "background_mb": [None, 2.0, 20.0, 200.0],  # None: the size the 100:1 rate ratio implies
-    "per_sample": [False, True],
-    "gpt2_time_scale": [1.0, 0.00453],  # 1: as traced (CPU); 0.00453: on the profiles' GPU class (gpu_scale_json)
-}
-duration = 30.0  # phase 1 window (s)
-warmup_share = 0.1
-windows = [30.0, 120.0]  # phase 2: windows ...
-warmup_shares = [0.1, 0.5]  # ... and warm-up shares tried on the best readings
-top = 2
-seeds = [1, 2, 3, 4]  # phase 3: the best `seed_top` readings again with these simulation seeds
-seed_top = 3
-design = {"fig3_loads": [0.1, 0.5, 0.9], "fig4_load": 0.5, "fig4_bandwidths": [2.5, 10.0, 40.0], "fig5_load": 0.7,
-          "bandwidth_gbps": 10.0, "servers": 80, "seed": 0, "max_jobs": 20000}
-gpu_scale_json = "benchmarks/results/nona_gpu_scale.json"  # where the GPU/CPU ratio above was measured
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "nona/calibration", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("nona/calibration", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs, load_params
 
 import json
 import tempfile
@@ -58,7 +49,6 @@ from dataclasses import replace
 
 import matplotlib.pyplot as plt
 import pandas as pd
-import yaml
 from IPython.display import Markdown, display
 
 from schedlab import io, paths
@@ -149,9 +139,9 @@ by_seed
 
 # %%
 best_reading = next(m.reading for m in [*phase1, *phase2] if m.reading.name == best.reading)
-params = yaml.safe_load((paths.ROOT / "params.yaml").read_text())["nona"]
-figures_workload = params["fig3"].get("workload") or {}
-figures_duration = float(params["fig3"]["duration"])
+figures = load_params("nona/fig3", profile=profile)  # the figures' values (nona.common.workload, duration)
+figures_workload = figures.get("workload") or {}
+figures_duration = float(figures["duration"])
 default_is_best = (cal.normalise_kwargs(figures_workload) == cal.normalise_kwargs(best_reading.workload_kwargs()))
 conflict = cal.conflicts(long, best.reading)
 default_row = summary[summary.reading == cal.reading_of(figures_workload, duration).name]
@@ -182,7 +172,7 @@ if len(default_row):
     lines.append(f"The figures' workload `{figures_workload}` (phase-1 window) reproduces "
                  f"{int(default_row.within.iloc[0])} of {int(default_row.asserted.iloc[0])}.")
 lines.append("The figures use the best fit." if default_is_best else
-             "**The figures do not use the best fit**: set `nona.fig3/fig4/fig5.workload` in params.yaml to "
+             "**The figures do not use the best fit**: set `nona.common.workload` in params.yaml to "
              f"`{best_reading.workload_kwargs()}`.")
 if len(conflict):
     never = [c["id"] for c in result["conflicts"] if not c["reproduced_by"]]

@@ -26,24 +26,22 @@
 # `benchmarks/bench_decima.py`).
 
 # %% tags=["parameters"]
-# Parameters (papermill): the default profile of params.yaml's nona.decima, what the pipeline runs.
-# output_root empty = interactive run, writes to data/scratch/nona/decima/.
+# Injected by papermill (`schedlab notebook run nona/decima [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section nona.decima (with the nona.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/nona/decima/, never where the pipeline writes.
 output_root = ""
-profile = "default"  # "teaching": 0.5 s windows; see params.yaml
-models = ["gpt2", "densenet121", "vgg16", "alexnet", "resnet18"]  # missing inputs are skipped
-loads = [0.3, 0.5]
-servers = 80
-bandwidth_gbps = 10.0
-duration = 2.0  # measured window (s)
-warmup = 0.1
-seed = 0
-schemes = ["random", "spark_fair", "decima"]
-message_passing = "spark-sched-sim"  # or "exact" (the paper's recursion), see policy docstring
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "nona/decima", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("nona/decima", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import json
 import time

@@ -42,24 +42,22 @@
 # not what Decima can reach. `profile: paper` in `params.yaml` raises the budget.
 
 # %% tags=["parameters"]
-# Parameters (papermill): the default profile of params.yaml's nona.decima_train, what the pipeline runs.
-# output_root empty = interactive run, writes to data/scratch/nona/decima_train/.
+# Injected by papermill (`schedlab notebook run nona/decima_train [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section nona.decima_train (with the nona.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/nona/decima_train/, never where the pipeline writes.
 output_root = ""
-profile = "default"  # "paper": 2000 iterations x 8 episodes of 5 s (hours); see params.yaml
-train = {"models": ["gpt2", "densenet121", "vgg16", "alexnet", "resnet18"], "servers": 16,
-         "bandwidth_gbps": 10.0, "load": 0.7, "episode_s": 1.0, "iterations": 120, "rollouts": 4,
-         "lr": 0.003, "entropy": 0.0, "init": "scratch", "seed": 0, "checkpoint_every": 5,
-         "discount_s": 0.5, "exec_head": False, "grad_clip": 0.0}
-budget_s = 300.0  # the stated wall-clock budget of the default profile on this machine (2 shared cores)
-eval_seeds = 4  # held-out arrival sequences (EVAL_SEED_BASE + i, never training seeds)
-eval_duration = 2.0  # measured window of each evaluation run (s; +10% warm-up)
-eval_schemes = ["decima_retrained", "decima", "decima_init", "decima_retrained_greedy", "decima_init_greedy",
-                "spark_fair", "nona", "random"]
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "nona/decima_train", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("nona/decima_train", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import hashlib
 import json

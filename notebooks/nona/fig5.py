@@ -14,31 +14,22 @@
 # `fig5.*`, shown next to ours below).
 
 # %% tags=["parameters"]
-# Parameters (papermill): the default profile of params.yaml's nona.fig5, what the pipeline runs.
-# output_root empty = interactive run, writes to data/scratch/nona/fig5/.
+# Injected by papermill (`schedlab notebook run nona/fig5 [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section nona.fig5 (with the nona.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/nona/fig5/, never where the pipeline writes.
 output_root = ""
-profile = "default"  # "teaching": 30 s windows (minutes); "paper": the paper's scale (hours); see params.yaml
-load = 0.7
-bandwidth_gbps = 10.0
-models = ["gpt2", "densenet121", "vgg16", "alexnet", "resnet18"]
-schemes = ["nona", "nona_star", "expert", "spark_fair", "opportunistic", "random", "decima", "decima_retrained"]
-nona_tables = "results/nona/optimiser/load_{load:g}.json"  # the optimiser stage's JSON per point; None: solve here
-star_tables = "results/nona/optimiser/load_0.5.json"  # Nona*'s JSON (solved at 50% load, 10 Gbps); None: solve here
-optimiser_method = "global"  # used when tables are solved here
-workload = {"load_basis": "cluster", "background_comm_bytes": 20e6}  # the calibration's best fit; extra build_workload arguments (query_scale, per_sample, comm_load, background_ratio)
-light_workload = {"load_basis": "server", "background_comm_bytes": None, "comm_load": 0.05}  # second regime (replaces workload's keys): per-server load, background link load 5% (Nona's placements mix)
-servers = 80
-duration = 120.0  # measured window (s) of every scheme but Decima, +10% warm-up
-seed = 0
-expert_budget = 40  # the Expert's search: simulations ...
-expert_duration = 30.0  # ... of this window each
-decima_duration = 120.0  # both Decima rows' measured window (s); their policy runs at every decision (duration by default)
-decima_weights = "results/nona/decima_train/weights.npz"  # the retrained Decima (stage nona_decima_train)
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "nona/fig5", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("nona/fig5", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import json
 import math

@@ -22,16 +22,22 @@
 # `reference/nona.yaml`, shown in "Paper vs ours" at the end).
 
 # %% tags=["parameters"]
-# Parameters (papermill): the default profile of params.yaml's nona.gpt2_dag, what the pipeline runs.
-# output_root empty = interactive run, writes to data/scratch/nona/gpt2_dag/.
+# Injected by papermill (`schedlab notebook run nona/gpt2_dag [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section nona.gpt2_dag (with the nona.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/nona/gpt2_dag/, never where the pipeline writes.
 output_root = ""
-profile = "default"  # params.yaml has no teaching/paper values for this notebook
-schedule = "rounds"
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "nona/gpt2_dag", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("nona/gpt2_dag", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 from collections import Counter
 import pandas as pd

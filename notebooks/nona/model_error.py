@@ -14,24 +14,22 @@
 # optimiser's `predicted_jct_s` per class next to the simulated mean JCT per class.
 
 # %% tags=["parameters"]
-# Parameters (papermill): the default profile of params.yaml's nona.model_error, what the pipeline runs.
-# output_root empty = interactive run, writes to data/scratch/nona/model_error/.
+# Injected by papermill (`schedlab notebook run nona/model_error [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section nona.model_error (with the nona.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/nona/model_error/, never where the pipeline writes.
 output_root = ""
-profile = "default"  # "teaching": 30 s windows; "paper": the paper's scale (hours); see params.yaml
-loads = [0.1, 0.3, 0.5, 0.7, 0.9]
-bandwidth_gbps = 10.0
-models = ["gpt2", "densenet121", "vgg16", "alexnet", "resnet18"]
-nona_tables = "results/nona/optimiser/load_{load:g}.json"  # the optimiser stage's JSON per point; None: solve here
-optimiser_method = "global"  # used when tables are solved here
-workload = {"load_basis": "cluster", "background_comm_bytes": 20e6}  # the calibration's best fit; extra build_workload arguments (query_scale, per_sample, comm_load, background_ratio)
-servers = 80
-duration = 120.0  # measured window (s), +10% warm-up
-seed = 0
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "nona/model_error", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("nona/model_error", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import json
 

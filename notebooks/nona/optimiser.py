@@ -22,21 +22,22 @@
 # and the formulation's typeset ambiguities are read as described in the module docstring.
 
 # %% tags=["parameters"]
-# Parameters (papermill): the default profile of params.yaml's nona.optimiser, what the pipeline runs.
-# output_root empty = interactive run, writes to data/scratch/nona/optimiser/.
+# Injected by papermill (`schedlab notebook run nona/optimiser [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section nona.optimiser (with the nona.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/nona/optimiser/, never where the pipeline writes.
 output_root = ""
-profile = "default"  # params.yaml has no teaching/paper values for this notebook
-loads = [0.1, 0.3, 0.5, 0.7, 0.9]
-bandwidth_gbps = 10.0
-servers = 80
-models = ["gpt2", "densenet121", "vgg16", "alexnet", "resnet18"]
-compare_methods = ["local"]
-workload = {"load_basis": "cluster", "background_comm_bytes": 20e6}  # the calibration's best fit; extra build_workload arguments: must equal the figures' (nona.fig3.workload), whose sweeps load these tables
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "nona/optimiser", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("nona/optimiser", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import pandas as pd
 from schedlab import io

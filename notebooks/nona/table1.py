@@ -24,24 +24,22 @@
 # load and report the optimal probability of distributing f and of each allocation.
 
 # %% tags=["parameters"]
-# Parameters (papermill): the default profile of params.yaml's nona.table1, what the pipeline runs.
-# output_root empty = interactive run, writes to data/scratch/nona/table1/.
+# Injected by papermill (`schedlab notebook run nona/table1 [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section nona.table1 (with the nona.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/nona/table1/, never where the pipeline writes.
 output_root = ""
-profile = "default"  # params.yaml has no teaching/paper values for this notebook
-loads = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9]
-table_loads = {"Low": 0.2, "Medium": 0.5, "High": 0.8}
-background_mb = 20.0
-sensitivity_mb = [2.0, 200.0]  # other background transfer sizes, shown next to the main sweep
-penalty_max_iter = 20000  # the paper's solver (section IV-F), run at the three Table I loads
-penalty_budgets = [100, 1000]  # shorter penalty runs, to show how an unconverged answer looks
-bandwidth_gbps = 80.0
-scan_mb = [0.2, 2.0, 20.0, 60.0, 200.0, 2000.0]  # background transfer sizes scanned for interior optima
-scan_loads = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "nona/table1", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("nona/table1", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import matplotlib.pyplot as plt
 import pandas as pd

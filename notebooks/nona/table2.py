@@ -16,19 +16,22 @@
 # profile and shows as *missing input* until the project's tracer has generated it.
 
 # %% tags=["parameters"]
-# Parameters (papermill): the default profile of params.yaml's nona.table2, what the pipeline runs.
-# output_root empty = interactive run, writes to data/scratch/nona/table2/.
+# Injected by papermill (`schedlab notebook run nona/table2 [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section nona.table2 (with the nona.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/nona/table2/, never where the pipeline writes.
 output_root = ""
-profile = "default"  # params.yaml has no teaching/paper values for this notebook
-models = ["gpt2", "densenet121", "vgg16", "alexnet", "resnet18"]
-figure_model = "resnet18"
-schedule = "rounds"  # contraction schedule: the paper's contract-all-of-C per round
-gpu_scale_json = "benchmarks/results/nona_gpu_scale.json"  # GPT-2's hardware scaling (python -m schedlab.nona.hardware)
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "nona/table2", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("nona/table2", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import pandas as pd
 import matplotlib

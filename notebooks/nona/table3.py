@@ -26,26 +26,22 @@
 # `table3.csv` and `table3_runs.csv` keep what does not vary (objectives, gaps, paper values).
 
 # %% tags=["parameters"]
-# Parameters (papermill): the default profile of params.yaml's nona.table3, what the pipeline runs.
-# output_root empty = interactive run, writes to data/scratch/nona/table3/.
+# Injected by papermill (`schedlab notebook run nona/table3 [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section nona.table3 (with the nona.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/nona/table3/, never where the pipeline writes.
 output_root = ""
-profile = "default"  # params.yaml has no teaching/paper values for this notebook
-servers = [16, 32, 48, 64, 80, 96, 112, 128]
-load = 0.5
-bandwidth_gbps = 10.0
-comm_load = 0.05  # background link load: at 0.05 splitting pays, so the solvers have LPs to run (None: the compute load, no split pays)
-repeats = 3  # solves per size and method; the fastest is the time (the machine is shared)
-models = ["gpt2", "densenet121", "vgg16", "alexnet", "resnet18"]
-methods = ["global", "local"]
-penalty_servers = [80]
-penalty_max_iter = 2000
-decima_training_json = "results/nona/decima_train/training_time.json"  # our Decima training run (stage nona_decima_train)
-
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "nona/table3", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("nona/table3", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import matplotlib.pyplot as plt
 import pandas as pd

@@ -23,16 +23,22 @@
 # **Themis.** The authors stored no deterministic workload-2 Themis run, but their workload-3 runs behind Fig. 8 are deterministic: `generate("gavel", 3000, authors_rng(seed), load=1.2)` regenerates that workload exactly (sizes, demands *and* submit times: their generator drew each app's demand and then its gap from the seeded numpy stream), with a 600 s lease (their runs were named `gavel-contsingle`, so the 10 s lease of `gavel` did not apply). Our Themis is checked job by job there (third table), including its predictions: in those runs the replay keeps each job's true size in `t_ideal` and has no lease ticks (`Themis.fig8_runs`). The paper's Fig. 7 and the 2024 public code predict differently (estimated remaining size, lease ticks in the replay: our default), see the Fig. 7 section below.
 
 # %% tags=["parameters"]
-# Parameters (papermill); output_root empty = scratch run. Values = params.yaml, default profile.
+# Injected by papermill (`schedlab notebook run pcs/exactness [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section pcs.exactness (with the pcs.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/pcs/exactness/, never where the pipeline writes.
 output_root = ""
-profile = "default"
-gpus = 64  # as the authors' runs
-themis_seeds = [1954, 3266, 5897, 6359, 9005]  # the authors' Fig. 8 seeds
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "pcs/exactness", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("pcs/exactness", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 from IPython.display import Markdown, display
 

@@ -25,16 +25,22 @@
 # **Technical notes.** Arrivals and sizes from the authors' `fig1a.json`; every policy is simulated by our engine with predictions at each arrival. Themis uses a lease of 1 time unit in this toy (the authors use 600 s, 10 s for gavel).
 
 # %% tags=["parameters"]
-# Parameters (papermill); output_root empty = scratch run. Values = params.yaml, default profile.
+# Injected by papermill (`schedlab notebook run pcs/fig1 [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section pcs.fig1 (with the pcs.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/pcs/fig1/, never where the pipeline writes.
 output_root = ""
-profile = "default"
-policies = ["FIFO", "Tiresias", "Themis", "LAS", "Max-Min"]
-gpus = 1
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "pcs/fig1", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("pcs/fig1", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import json
 

@@ -19,18 +19,22 @@
 # **This is our own sensitivity run, not a reproduction:** the workload behind the paper's Fig. 10 is not identified (the authors' `fig10_error_analysis_*.txt` summaries name no trace, and no config or seed reproduces them), and their error draws were unseeded. Compare shapes, not values.
 
 # %% tags=["parameters"]
-# Parameters (papermill); output_root empty = scratch run. Values = params.yaml, default profile.
+# Injected by papermill (`schedlab notebook run pcs/fig10 [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section pcs.fig10 (with the pcs.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/pcs/fig10/, never where the pipeline writes.
 output_root = ""
-profile = "default"
-errors = [0, 5, 10, 20, 30, 40]
-num_jobs = 1001
-gpus = 64
-seed = 0
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "pcs/fig10", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("pcs/fig10", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import pandas as pd
 from IPython.display import Markdown, display

@@ -33,24 +33,22 @@
 #   authors' themis1 runs), `budget: 1280`.
 
 # %% tags=["parameters"]
-# Parameters (papermill); output_root empty = scratch run. Values = params.yaml, default profile.
+# Injected by papermill (`schedlab notebook run pcs/fig10c [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section pcs.fig10c (with the pcs.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/pcs/fig10c/, never where the pipeline writes.
 output_root = ""
-profile = "default"
-workload = "themis1"
-num_apps = 1000
-train_load = 0.6
-test_load = 0.8
-gpus = 64
-budget = 595
-seed = 0
-within = 0.10
-objectives = ["jct:avg", "pred_err:avg"]
-workers = 2
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "pcs/fig10c", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("pcs/fig10c", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import numpy as np
 import pandas as pd

@@ -21,18 +21,22 @@
 # **Technical notes.** # (a) Tiresias: job size vs Pred_err. (b) Max-Min: mean contention each job saw (`num_apps_seen_diff`). Default: one seed, 1000 generated apps. With `num_apps = 3000` the workload is exactly the authors' workload-3 for that seed (see `pcs/fig8`); with 1000 apps it is a different, statistically similar one. (Workload-1, `themis1`, is not used here: seed 4567 reproduces the sizes of the authors' `themis1_5seeds` baseline files but not their submit times.)
 
 # %% tags=["parameters"]
-# Parameters (papermill); output_root empty = scratch run. Values = params.yaml, default profile.
+# Injected by papermill (`schedlab notebook run pcs/fig11 [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section pcs.fig11 (with the pcs.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/pcs/fig11/, never where the pipeline writes.
 output_root = ""
-profile = "default"
-seed = 1954
-num_apps = 1000
-load = 1.2
-gpus = 64
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "pcs/fig11", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("pcs/fig11", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import pandas as pd
 from IPython.display import Markdown

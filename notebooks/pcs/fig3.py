@@ -40,21 +40,22 @@
 # forced to 0 as in the paper.
 
 # %% tags=["parameters"]
-# Parameters (papermill); output_root empty = scratch run. Values = params.yaml, default profile.
+# Injected by papermill (`schedlab notebook run pcs/fig3 [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section pcs.fig3 (with the pcs.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/pcs/fig3/, never where the pipeline writes.
 output_root = ""
-profile = "default"
-trace = "0e4a51"
-num_jobs = 300
-budget = 280
-gpus = 64
-seed = 0
-objectives = ["jct:avg", "pred_err:avg"]
-baselines = ["FIFO", "Tiresias", "Max-Min", "AFS", "Themis"]
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "pcs/fig3", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("pcs/fig3", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import numpy as np
 import pandas as pd

@@ -50,21 +50,22 @@
 # (linear) percentile, as the published Fig. 7 values.
 
 # %% tags=["parameters"]
-# Parameters (papermill); output_root empty = scratch run. Values = params.yaml, default profile.
+# Injected by papermill (`schedlab notebook run pcs/fig7 [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section pcs.fig7 (with the pcs.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/pcs/fig7/, never where the pipeline writes.
 output_root = ""
-profile = "default"
-traces = ["0e4a51", "2869ce", "ee9e8c"]  # predictions on
-jct_traces = ["0e4a51", "b436b2", "6214e9", "6c71a0", "2869ce", "ee9e8c"]  # JCT only (no predictor)
-num_jobs = 0  # 0: the whole trace
-policies = ["AFS", "Tiresias", "Themis", "FIFO", "PCS-JCT", "PCS-bal", "PCS-pred"]
-gpus = 64
-predict_sample = 5000  # the authors' rule: each arrival predicted with probability min(5000/N, 1); None: all
-seed = 0  # draws the predicted subset
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile, load_params
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "pcs/fig7", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("pcs/fig7", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs, load_params
 
 import pandas as pd
 from IPython.display import Markdown, display

@@ -19,22 +19,22 @@
 # **Technical notes.** # Our simulation of the authors' workload-3: `generate("gavel", 3000, authors_rng(seed), load=1.2)` is exactly the workload of their Fig. 8 runs (sizes, demands and submit times; tested job by job against their FIFO/SRSF/THEMIS files); their Max-Min runs had 5000 apps. Themis uses the 600 s lease and the predictor replay of those runs (`Themis.fig8_runs`). Tiresias, Themis, FIFO and Max-Min reproduce Fig. 8b to the digit. AFS: the authors' workload-3 runs did not use their simulator's deterministic `alg_c_concept` (our `AFS`, exact on workload-2) but the randomised GPU-by-GPU allocator of their testbed scheduler, drawing from the workload's seeded stream; `afs_variant = "randomised"` (default) runs that allocator (`RandomisedAFS` on its own compiled loop, about 4 s per seed, 46x the reference engine's 186 s; equal to their per-job files job by job), so AFS is asserted exactly too; `"alg_c"` runs the deterministic one (within about 3 % of the paper's points). The PCS rows use today's `PCS_config_gavel_*`, not the configurations behind the authors' MCS runs (not identified): shown, not compared. The authors' own per-job files and the Fig. 8b recipe are in `pcs/exactness`.
 
 # %% tags=["parameters"]
-# Parameters (papermill); output_root empty = scratch run. Values = params.yaml, default profile.
+# Injected by papermill (`schedlab notebook run pcs/fig8 [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section pcs.fig8 (with the pcs.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/pcs/fig8/, never where the pipeline writes.
 output_root = ""
-profile = "default"
-seeds = [1954, 3266, 5897, 6359, 9005]
-num_apps = 3000
-num_apps_fs = 5000
-load = 1.2
-gpus = 64
-policies = ["AFS", "Tiresias", "Themis", "FIFO", "Max-Min", "PCS-pred", "PCS-bal", "PCS-JCT"]
-themis_lease_s = 600.0  # the authors' Fig. 8 runs (workload named gavel-contsingle)
-afs_variant = "randomised"  # the authors' Fig. 8 runs (their testbed allocator); "alg_c": the simulator's AFS
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "pcs/fig8", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("pcs/fig8", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import pandas as pd
 from IPython.display import Markdown, display

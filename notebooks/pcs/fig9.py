@@ -46,28 +46,22 @@
 #   same jobs and seed (a search's evaluations do not depend on its budget).
 
 # %% tags=["parameters"]
-# Parameters (papermill); output_root empty = scratch run. Values = params.yaml, default profile.
+# Injected by papermill (`schedlab notebook run pcs/fig9 [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section pcs.fig9 (with the pcs.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/pcs/fig9/, never where the pipeline writes.
 output_root = ""
-profile = "default"
-trace = "0e4a51"
-objectives = ["jct:avg", "pred_err:avg"]
-config = [0.672378, 2.414758, 0.7758, 0.568191]  # (T, W, zeta_min, delta): the authors' member #5
-workers = 2
-sim_jobs = [256, 512]
-sim_gpus = [64, 128, 256]
-sim_repeats = 2
-front_grid = [[256, 64], [512, 128]]
-front_budget = 175
-full_search = None  # or {"jobs": ..., "gpus": ..., "budget": ...}: one more Fig. 9b search
-cover_jobs = 200
-cover_budgets = [64, 128, 192, 256]
-cover_seeds = [0, 1]
-cover_eps = 0.05
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "pcs/fig9", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("pcs/fig9", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import json
 

@@ -21,16 +21,22 @@
 # **Technical notes.** # The 101-app `trace_themis1_scaled.csv` on 16 simulated GPUs (linear scaling). These are *simulated* numbers, not the paper's GPU-testbed measurements: the paper's values are shown next to ours, not asserted.
 
 # %% tags=["parameters"]
-# Parameters (papermill); output_root empty = scratch run. Values = params.yaml, default profile.
+# Injected by papermill (`schedlab notebook run pcs/testbed [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section pcs.testbed (with the pcs.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/pcs/testbed/, never where the pipeline writes.
 output_root = ""
-profile = "default"
-gpus = 16
-policies = ["AFS", "Tiresias", "Themis", "FIFO", "Max-Min", "PCS-JCT", "PCS-bal", "PCS-pred"]
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "pcs/testbed", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("pcs/testbed", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import pandas as pd
 from IPython.display import Markdown, display

@@ -32,37 +32,22 @@
 # classifier on clustered rows, 80/20 split `random_state=5`; duration = mean of the predicted profile.
 
 # %% tags=["parameters"]
+# Injected by papermill (`schedlab notebook run polaris/pipeline [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section polaris.pipeline (with the polaris.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/polaris/pipeline/, never where the pipeline writes.
 output_root = ""
-profile = "default"
-trace_dir = ""          # empty: synthetic trace; else a folder with the real pai_*.tar.gz
-n_jobs = 3000           # synthetic trace size in jobs, or a preset of synthetic.SIZES such as "real"
-seed = 0
-join = "faithful"
-sample_total = 5000     # Table I's target size (profile "paper": the authors')
-keep_zero_strata = True # at this size the rarest workloads round to 0 rows; False makes that an error
-hopkins_sizes = [100, 500, 1000]
-hopkins_repeats = 3
-table2_sample = 5000
-transforms = ["standard_scaler", "minmax_scaler", "robust_scaler", "yeo-johnson"]
-metrics = ["euclidean", "manhattan"]
-min_cluster_sizes = [50, 100, 200, 300]
-algorithms = ["hdbscan", "optics"]
-optics_subsample = 2000
-silhouette_sample = 0   # zero means all rows
-grid_n_jobs = 2
-grid_scheduler = ""     # a Dask scheduler address (tcp://host:8786) runs the grid there; empty: grid_n_jobs local processes
-duration_test_jobs = 1000
-memory_limit = "2GB"
-heatmap_top = 15        # most frequent metadata values per heatmap
-realism_folds = 5       # stand-in vs held-out real rows (KS, classifier AUC); 0 skips
-planted = "authors"     # stand-in with planted profiles to score the chosen run against (ARI); empty skips
-shap_sample = 0         # validation rows SHAP explains (seeded uniform sample); zero means all ("paper": 10000, as the authors)
-shap_method = "shap"    # shap.TreeExplainer as the authors, or "xgboost": XGBoost's TreeSHAP on the split features (same values)
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "polaris/pipeline", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("polaris/pipeline", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import numpy as np
 import pandas as pd

@@ -24,18 +24,22 @@
 # (`scoring.acquires(..., against="n_clusters")`).
 
 # %% tags=["parameters"]
+# Injected by papermill (`schedlab notebook run polaris/real_panel [--profile P] [-p KEY VALUE ...]`). Every
+# value of this notebook lives in params.yaml, section polaris.real_panel (with the polaris.common values it
+# shares); the next cell loads and shows them. output_root empty = an interactive run, writing under
+# data/scratch/polaris/real_panel/, never where the pipeline writes.
 output_root = ""
-profile = "default"
-hopkins_sizes = [50, 100, 200, 400]
-hopkins_repeats = 5
-panel_min_cluster_sizes = [20, 40]
-panel_n_jobs = 2
-seed = 0
+profile = "default"  # "teaching" or "paper": params.yaml's other profiles
+overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
-from schedlab.notebooks import Outputs, apply_profile
-if profile != "default":  # a profile chosen in JupyterLab: its values from params.yaml replace the above
-    apply_profile(globals(), "polaris/real_panel", profile)
+from schedlab.notebooks import stage_params
+params = stage_params("polaris/real_panel", profile, overrides)
+globals().update(params.values)  # every parameter becomes a variable of this notebook
+params
+
+# %%
+from schedlab.notebooks import Outputs
 
 import numpy as np
 import pandas as pd

@@ -61,7 +61,11 @@ def notebook() -> None:
                    "(default: the repository).")
 @click.option("--profile", "profile_name", type=click.Choice(PROFILES), default=None,
               help="Parameter profile (default: params.yaml's top-level 'profile').")
-def notebook_run(name: str, output_root: str | None, profile_name: str | None) -> None:
+@click.option("-p", "--param", "param_pairs", type=(str, str), multiple=True, metavar="KEY VALUE",
+              help="Replace one value of params.yaml for this run (repeatable; VALUE is YAML: 30, "
+                   "'[0.1, 0.5]', null; a dotted KEY sets one field of a mapping, e.g. train.iterations).")
+def notebook_run(name: str, output_root: str | None, profile_name: str | None,
+                 param_pairs: tuple[tuple[str, str], ...]) -> None:
     """Execute notebooks/NAME.ipynb with its params.yaml section (e.g. nona/table2)."""
     from pathlib import Path
 
@@ -72,7 +76,8 @@ def notebook_run(name: str, output_root: str | None, profile_name: str | None) -
     # pipeline's executed copy in the repository, which DVC tracks
     executed = root / "data" / "executed" / f"{name}.ipynb" if root else None
     try:
-        out = notebooks.run(name, output_root=root, executed=executed, profile=profile_name)
+        overrides = notebooks.parse_overrides(param_pairs)
+        out = notebooks.run(name, output_root=root, executed=executed, profile=profile_name, overrides=overrides)
     except (FileNotFoundError, notebooks.ParamsError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"executed {name} -> {out}")

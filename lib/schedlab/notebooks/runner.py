@@ -1,0 +1,118 @@
+"""Execute a stage notebook with papermill: its parameters, a local kernel, progress lines, timings."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from schedlab import paths, progress, stagetimes
+from schedlab.notebooks.params import check_used, selected_profile, stage_params
+from schedlab.notebooks.watchdog import stop_with_parent
+
+
+def notebook_path(name: str) -> Path:
+    path = paths.NOTEBOOKS / f"{name}.ipynb"
+    if not path.is_file():
+        known = sorted(p.relative_to(paths.NOTEBOOKS).with_suffix("").as_posix() for p in paths.NOTEBOOKS.rglob("*.ipynb")
+                       if ".ipynb_checkpoints" not in p.parts)
+        raise FileNotFoundError(f"no notebook {path}; known notebooks: {', '.join(known)}")
+    return path
+
+
+def run(
+    name: str,
+    *,
+    output_root: Path | None = None,
+    executed: Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    profile: str | None = None,
+    source: Path | None = None,
+) -> Path:
+    """Execute notebook ``name`` with its ``params.yaml`` section under ``profile`` (default:
+    the file's top-level ``profile``); return the executed copy.
+
+    ``source`` runs another notebook file under ``name``'s parameters (tests). Interrupted
+    (Ctrl-C, SIGTERM, SIGHUP, or its parent process gone: :func:`stop_with_parent`), the kernel
+    is shut down and nothing is left half-written: outputs are written atomically and the
+    partial executed copy is removed.
+    """
+    import papermill as pm  # heavy import, only when a notebook actually runs
+
+    profile = profile or selected_profile()
+    values = stage_params(name, profile, overrides).values  # a bad override fails here, before a kernel starts
+    if source is None:  # so does a params.yaml key the notebook never reads (a typo)
+        check_used(name, values)
+    source = source or notebook_path(name)
+    # only these three are injected: the notebook loads every value from params.yaml itself
+    params = {"output_root": str(output_root if output_root is not None else paths.ROOT),
+              "profile": profile, "overrides": dict(overrides or {})}
+    out = executed or paths.EXECUTED / f"{name}.ipynb"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.part.ipynb")
+    root = Path(params["output_root"])
+    load_start, cpu0, t0 = stagetimes.load_average(), _children_cpu_s(), time.perf_counter()
+    try:
+        with stop_with_parent(), _kernel_env({progress.ENV: "lines", progress.ENV_STAGE: name}):
+            pm.execute_notebook(
+                str(source), str(tmp), parameters=params, cwd=str(paths.ROOT), kernel_name="python3",
+                # one line per finished cell at most every 15 s (and at the end) on stderr; bars
+                # inside the notebook print lines too (schedlab.progress), so a long stage is never silent
+                progress_bar={"desc": "cells", **progress.line_options(sys.stderr, prefix=name)},
+                request_save_on_cell_execute=False, kernel_manager_class=_local_kernel_manager(),
+            )
+        tmp.replace(out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    # only a finished run is recorded: its times are what `schedlab timings` adds up
+    stagetimes.record(root, name, profile=profile,
+                      wall_s=time.perf_counter() - t0, cpu_s=_children_cpu_s() - cpu0,
+                      load=(load_start, stagetimes.load_average()))
+    return out
+
+
+def _children_cpu_s() -> float:
+    """User + system CPU seconds of the child processes waited for so far: the kernel, with
+    the worker processes it waited for."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _local_kernel_manager() -> type:
+    """A kernel manager that talks to its kernel over Unix sockets in the temp folder instead of
+    TCP: nothing listens on a port, and the kernel has no reason to print its "running over TCP
+    without encryption" warning into every stage's output."""
+    import tempfile
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    class LocalKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs: Any):
+            super().__init__(**kwargs)
+            self.transport = "ipc"
+            self.ip = os.path.join(tempfile.gettempdir(), f"schedlab-kernel-{os.getpid()}")
+
+    return LocalKernelManager
+
+
+@contextlib.contextmanager
+def _kernel_env(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for the kernel papermill starts (it inherits ours), then restore."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
