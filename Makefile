@@ -4,8 +4,8 @@ PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
 LAB_ARGS ?=
-# the pipeline profile: default (~20 min on 2 cores), teaching (faster, for a class) or paper (hours);
-# empty = what params.yaml says (`profile:` at its top)
+# the pipeline profile: default (in this checkout), teaching (faster, for a class) or paper (hours),
+# both of which run in runs/PROFILE/; empty = default
 PROFILE ?=
 export PATH := $(abspath $(BIN)):$(PATH)
 
@@ -23,11 +23,17 @@ $(VENV)/.installed-%: pyproject.toml
 	touch $@
 
 # the trace extra (torch CPU) is needed by nona_decima_train (REINFORCE gradients); inference
-# everywhere else is NumPy. PROFILE=paper sets params.yaml's profile (dvc exp run -S) and runs.
+# everywhere else is NumPy. PROFILE=teaching|paper runs in runs/PROFILE/, a copy of the working
+# tree: params.yaml, dvc.lock and git here stay as they were (schedlab reproduce --profile).
 reproduce: $(VENV)/.installed-test,trace  ## every table and figure (PROFILE=default|teaching|paper)
+ifeq ($(filter-out default,$(PROFILE)),)
 	$(BIN)/schedlab fetch
-	$(if $(PROFILE),$(BIN)/dvc exp run -S profile=$(PROFILE),$(BIN)/dvc repro)
+	$(BIN)/dvc repro
 	$(BIN)/schedlab timings
+else
+	$(BIN)/schedlab reproduce --profile $(PROFILE)
+	SCHEDLAB_ROOT=$(abspath runs/$(PROFILE)) $(BIN)/schedlab timings
+endif
 
 # the trace extra (torch CPU, transformers) lets the GPT-2 tracer, Decima's torch cross-check
 # and its training loop run as tests

@@ -173,6 +173,27 @@ def timings(root: str | None, paper: str | None) -> None:
     click.echo(stagetimes.totals(t).to_string(index=False))
 
 
+@main.command()
+@click.option("--profile", "profile_name", type=click.Choice([p for p in PROFILES if p != "default"]), required=True,
+              help="The profile to run (the default profile runs in the checkout: `make reproduce`).")
+@click.option("--dry", is_flag=True, help="Prepare runs/PROFILE/ and list the stages that would run; run nothing.")
+def reproduce(profile_name: str, dry: bool) -> None:
+    """Run every stage under another profile in runs/PROFILE/, a copy of this working tree.
+
+    params.yaml, dvc.lock and git of the checkout stay as they were, so the next plain
+    `make reproduce` runs the default profile. A second call resumes: only stages whose inputs
+    changed, or that did not finish, run again."""
+    import subprocess
+
+    from schedlab import notebooks, profileruns
+
+    try:
+        dest = profileruns.run(profile_name, dry=dry)
+    except (notebooks.ParamsError, subprocess.CalledProcessError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"profile {profile_name}: {dest} (results/scorecard.html, figures/ there)")
+
+
 # after ``main`` exists; module names stay bound to the modules (schedlab.cli.nona is the module)
 from schedlab.cli import nona as _nona, pcs as _pcs, polaris as _polaris  # noqa: E402
 
