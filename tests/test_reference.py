@@ -58,7 +58,8 @@ def test_every_reference_file_loads_and_points_at_pipeline_outputs():
                 assert v["measured"]["file"].startswith(f"results/{f.stem}/timings/"), v["id"]
                 assert v["measured"]["file"] not in outs and v["measured"]["file"] not in compare["deps"], v["id"]
                 continue
-            assert v["measured"]["file"] in outs, f"{f.name}:{v['id']} reads a file no stage makes"
+            made = v["measured"]["file"] in outs or any(v["measured"]["file"].startswith(o.rstrip("/") + "/") for o in outs)
+            assert made, f"{f.name}:{v['id']} reads a file no stage makes (as a file or inside a folder out)"
             # otherwise the comparison goes stale when that result changes
             assert v["measured"]["file"] in compare["deps"], f"{f.stem}_compare lacks dep {v['measured']['file']}"
 
@@ -153,3 +154,40 @@ def test_optional_fields_are_checked(tmp_path, extra, message):
 def test_unknown_bound_is_refused():
     with pytest.raises(reference.ReferenceError, match="bound"):
         reference.check(1.0, 2.0, {"id": "x", "bound": "sideways"})
+
+
+def test_a_run_under_another_setup_is_different_setup_not_a_miss(tmp_path):
+    """PCS Fig. 7 at 128 GPUs answers another question than the paper's 64-GPU numbers: its verdict
+    says so and names the value, and an entry with no stated setup is judged as before."""
+    import json
+
+    import yaml
+
+    refs = tmp_path / "reference"
+    refs.mkdir()
+    (refs / "x.yaml").write_text(yaml.safe_dump({
+        "setups": [{"ids": "a.", "setup": {"pcs.fig7.gpus": 64}, "source": "Table 2"}],
+        "values": [{"id": "a.n", "quantity": "q", "paper": 1, "tolerance": 0, "source": "s",
+                    "measured": {"file": "r.json", "key": "n"}},
+                   {"id": "b.n", "quantity": "q", "paper": 1, "tolerance": 0, "source": "s",
+                    "measured": {"file": "r.json", "key": "n"}}]}))
+    (tmp_path / "r.json").write_text(json.dumps({"n": 2}))
+    params = yaml.safe_load(paths.PARAMS.read_text())
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    same = reference.compare("x", tmp_path, refs).set_index("id")
+    assert same.loc["a.n", "match"] == "no" and same.loc["b.n", "match"] == "no"
+    assert "different setup" not in reference.verdict_counts(same.reset_index())  # listed only where it occurs
+    params["pcs"]["common"]["gpus"] = 128
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    other = reference.compare("x", tmp_path, refs).set_index("id")
+    assert other.loc["a.n", "match"] == "different setup" and other.loc["b.n", "match"] == "no"
+    assert "pcs.fig7.gpus=128 (the paper's: 64)" in other.loc["a.n", "note"]
+    assert reference.verdict_counts(other.reset_index())["different setup"] == 1
+
+
+def test_the_papers_setups_hold_in_the_default_profile():
+    """The default run is the paper's setup wherever a setup is stated (else its verdicts would not count)."""
+    for paper in ("nona", "pcs", "polaris"):
+        doc = reference.load_reference(paper)
+        for entry in doc["values"]:
+            assert reference.setup_differences(entry, doc, paths.PARAMS) == [], entry["id"]

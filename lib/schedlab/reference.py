@@ -19,6 +19,17 @@ the paper profile computes (``make reproduce PROFILE=paper``), reported as ``pap
 when the run did not make them. ``figure: figures/<paper>/<stem>.png`` (or a list) names the
 figure an entry's claim is shown in (see :mod:`schedlab.scorecard`).
 
+A reference file's ``setups`` list states the setup a group of the paper's numbers assumes::
+
+    setups:
+      - ids: fig7.                 # every entry whose id starts with this
+        setup: {pcs.fig7.gpus: 64}  # params.yaml values (section.key) the paper's numbers hold for
+        source: section 5 "a homogeneous 64 GPU cluster"
+
+A run whose ``params.yaml`` (under its profile) gives another value is reported ``different
+setup``, naming the value, instead of ``yes``/``no``: its number answers another question. That
+verdict is counted only where it occurs (the default run has none).
+
 Examples
 --------
 >>> check(10, 10, {"tolerance": 0})
@@ -71,8 +82,50 @@ def load_reference(paper: str, root: Path | None = None) -> dict:
                    (figures if isinstance(figures, list) else [figures])):
             raise ReferenceError(f"{path}: entry {v['id']!r}: figure must be a .png path or a list of them, "
                                  f"not {figures!r}")
+    for i, group in enumerate(doc.get("setups") or []):
+        if not (isinstance(group, dict) and isinstance(group.get("ids"), str) and isinstance(group.get("setup"), dict)
+                and group.get("source")):
+            raise ReferenceError(f"{path}: setups[{i}] must have ids (an id prefix), setup (a mapping of "
+                                 "params.yaml keys like pcs.fig7.gpus to values) and source")
+        for key in group["setup"]:
+            if len(str(key).split(".")) < 3:
+                raise ReferenceError(f"{path}: setups[{i}]: {key!r} is not a params.yaml key <paper>.<section>.<key>")
     doc["_path"] = path
     return doc
+
+
+def setup_keys(paper: str, root: Path | None = None) -> list[str]:
+    """Every params.yaml key the setups of ``reference/<paper>.yaml`` name, sorted."""
+    return sorted({k for group in load_reference(paper, root).get("setups") or [] for k in group["setup"]})
+
+
+def setup_of(entry: dict, doc: dict) -> dict[str, Any]:
+    """The setup (params.yaml key -> value) the paper's number of ``entry`` assumes."""
+    out: dict[str, Any] = {}
+    for group in doc.get("setups") or []:
+        if str(entry["id"]).startswith(group["ids"]):
+            out.update(group["setup"])
+    return out
+
+
+def run_value(key: str, params_file: Path) -> Any:
+    """The value of ``<paper>.<section>.<key>[.<field>]`` a run under ``params_file`` used (its
+    top-level profile, shared values merged)."""
+    from schedlab.notebooks.params import load_params
+
+    paper, section, *rest = key.split(".")
+    node: Any = load_params(f"{paper}/{section}", params_file)
+    for part in rest:
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def setup_differences(entry: dict, doc: dict, params_file: Path) -> list[str]:
+    """``key=run value (paper: value)`` for each value of the entry's setup the run changed."""
+    if not params_file.is_file():
+        return []
+    return [f"{k}={run_value(k, params_file)!r} (the paper's: {v!r})" for k, v in setup_of(entry, doc).items()
+            if run_value(k, params_file) != v]
 
 
 def paper_values(paper: str, prefix: str = "", root: Path | None = None) -> dict[str, Any]:
@@ -92,7 +145,9 @@ def _is_missing(x: Any) -> bool:
 
 
 #: every verdict :func:`check` gives, in the order reports list them
-VERDICTS = ("yes", "no", "not asserted", "paper profile only", "missing input")
+VERDICTS = ("yes", "no", "not asserted", "paper profile only", "missing input", "different setup")
+#: verdicts reports list only when some number has them
+OCCASIONAL = ("different setup",)
 
 
 def check(ours: Any, paper: Any, spec: dict) -> str:
@@ -153,6 +208,7 @@ def compare(paper: str, root: Path | None = None, reference_root: Path | None = 
     """
     root = root or paths.ROOT
     doc = load_reference(paper, reference_root)
+    params_file = root / paths.PARAMS.name
     rows = []
     for v in doc["values"]:
         if v["measured"] is None:  # a paper value shown beside a table of ours, never measured
@@ -165,10 +221,14 @@ def compare(paper: str, root: Path | None = None, reference_root: Path | None = 
             f"±{v['tolerance']:g}" if v.get("tolerance") is not None else "—")
         if v.get("bound") is not None:
             tol_text = "≤ paper" if v["bound"] == "upper" else "≥ paper"
+        match, note = check(ours, v["paper"], v), v.get("note", "")
+        changed = setup_differences(v, doc, params_file) if match != "missing input" else []
+        if changed:
+            match = "different setup"
+            note = f"run with {'; '.join(changed)}" + (f". {note}" if note else "")
         rows.append({
             "id": v["id"], "quantity": v["quantity"], "source": v["source"],
-            "paper": v["paper"], "ours": ours, "tolerance": tol_text,
-            "match": check(ours, v["paper"], v), "note": v.get("note", ""),
+            "paper": v["paper"], "ours": ours, "tolerance": tol_text, "match": match, "note": note,
         })
     return pd.DataFrame(rows)
 
@@ -184,9 +244,16 @@ def to_markdown(table: pd.DataFrame, title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def shown_verdicts(matches: Any) -> tuple[str, ...]:
+    """The verdicts a report lists: every regular one, and an occasional one where it occurs."""
+    present = set(matches)
+    return tuple(v for v in VERDICTS if v not in OCCASIONAL or v in present)
+
+
 def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
-    """How many rows of a :func:`compare` table got each verdict (every verdict, zeros too)."""
-    return {k: int((table["match"] == k).sum()) for k in VERDICTS}
+    """How many rows of a :func:`compare` table got each verdict (zeros too, but for the
+    occasional verdicts, listed only where they occur)."""
+    return {k: int((table["match"] == k).sum()) for k in shown_verdicts(table.get("match", []))}
 
 
 def numeric_metrics(table: pd.DataFrame) -> dict[str, int]:

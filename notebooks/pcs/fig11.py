@@ -65,7 +65,7 @@ io.atomic_write_text(out.results("fig11.csv"), summary.to_csv(index=False))
 summary.T
 
 # %%
-fig = plots.fig11(t, c)
+fig = plots.fig11(t, c, gpus=gpus)
 out.savefig(fig, "fig11")
 
 # %% [markdown]

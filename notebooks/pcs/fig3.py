@@ -92,7 +92,7 @@ auth["norm_avg_jct"] = auth.avg_jct / auth.avg_jct.min()
 same_jobs = num_jobs == 2001 and objectives == ["jct:avg", "pred_err:avg"]
 fig = plots.fig3(ours, base, auth, err_col=cols[1], trace=trace, jobs=len(w), evaluations=front.n_evaluations,
                  authors_jobs=2001, authors_evaluations=int(auth.evaluations.iloc[0]), same_jobs=same_jobs,
-                 best_avg_jct=best)
+                 best_avg_jct=best, gpus=gpus)
 out.savefig(fig, "fig3")
 
 # %% [markdown]

@@ -97,7 +97,7 @@ fig7.merge(paper, on=["trace", "policy"], how="left")
 paper_only = sorted(set(load_params("pcs/fig7", profile="paper")["traces"])
                     - set(load_params("pcs/fig7", profile="default")["traces"]))
 shown = pd.concat([fig7, fig7_jct[~fig7_jct.trace.isin(fig7.trace)]], ignore_index=True)
-fig = plots.fig7(shown, paper_values("pcs", "fig7."), paper_only=paper_only)  # paper values: reference/pcs.yaml
+fig = plots.fig7(shown, paper_values("pcs", "fig7."), paper_only=paper_only, gpus=gpus)  # paper values: reference/pcs.yaml
 out.savefig(fig, "fig7")
 
 # %% [markdown]

@@ -72,7 +72,7 @@ io.atomic_write_text(out.results("fig8_per_job.csv"), pj.to_csv(index=False))
 f8
 
 # %%
-fig = plots.fig8b(f8, paper_values("pcs", "fig8b.simulated."))  # paper values from reference/pcs.yaml
+fig = plots.fig8b(f8, paper_values("pcs", "fig8b.simulated."), gpus=gpus, seeds=len(seeds))  # paper values from reference/pcs.yaml
 out.savefig(fig, "fig8b")
 
 # %% [markdown]

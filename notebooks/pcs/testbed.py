@@ -62,7 +62,7 @@ tb
 
 # %%
 fig = plots.fig4_fig6a_cdfs({lab: metrics.pred_error(df) for lab, df in runs.items()},
-                         {lab: metrics.unfairness(df) for lab, df in runs.items()})
+                         {lab: metrics.unfairness(df) for lab, df in runs.items()}, gpus=gpus, apps=len(w))
 out.savefig(fig, "testbed")
 
 # %% [markdown]

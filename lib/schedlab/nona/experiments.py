@@ -212,6 +212,8 @@ def sweep(
     for p in points:
         check_point("random", float(p["load"]), float(p["bandwidth_gbps"]), servers, duration)
     tables_dir = Path(tables_dir)
+    # made even when every table comes from the optimiser stage: the folder is a declared DVC out
+    tables_dir.mkdir(parents=True, exist_ok=True)
     settings = _SweepSettings(
         servers=servers, duration=duration, warmup=0.1 * duration if warmup is None else warmup, seed=seed,
         models=tuple(models), workload_kwargs=dict(workload_kwargs or {}), tables_dir=tables_dir,

@@ -278,13 +278,31 @@ def dvc_param_paths(name: str, params_file: Path | None = None) -> list[str]:
     key = stage_key(name)
     if _section(doc, key) is None:
         return []
-    paper = key.split(".")[0]
-    common = _section(doc, f"{paper}.{COMMON}") or {}
     out = [key]
     for k in shared_keys(name, params_file):
-        out.append(f"{paper}.{COMMON}.{k}")
-        out += [f"{paper}.{COMMON}.profiles.{p}.{k}" for p, over in (common.get("profiles") or {}).items() if k in over]
+        out += value_param_paths(name, k, params_file)
     return out
+
+
+def value_param_paths(name: str, key: str, params_file: Path | None = None) -> list[str]:
+    """The ``params.yaml`` keys that decide value ``key`` of notebook ``name``: its section's, or,
+    for a shared value, ``<paper>.common``'s with any profile's change of it.
+
+    >>> value_param_paths("pcs/fig7", "gpus")
+    ['pcs.common.gpus']
+    >>> value_param_paths("pcs/fig1", "gpus")
+    ['pcs.fig1.gpus']
+    """
+    _, doc = _read_params(params_file)
+    section = stage_key(name)
+    paper = section.split(".")[0]
+    if key not in shared_keys(name, params_file):
+        own = _section(doc, section) or {}
+        return [f"{section}.{key}"] + [f"{section}.profiles.{p}.{key}" for p, over in (own.get("profiles") or {}).items()
+                                       if isinstance(over, dict) and key in over]
+    common = _section(doc, f"{paper}.{COMMON}") or {}
+    return [f"{paper}.{COMMON}.{key}"] + [f"{paper}.{COMMON}.profiles.{p}.{key}"
+                                          for p, over in (common.get("profiles") or {}).items() if key in over]
 
 
 def loaded_sections(name: str) -> list[str]:
@@ -305,9 +323,16 @@ def loaded_sections(name: str) -> list[str]:
 
 
 def stage_param_list(cmd: str) -> list[str] | None:
-    """The ``params:`` a ``dvc.yaml`` stage running ``cmd`` must list (None: not a notebook stage):
-    ``profile``, then :func:`dvc_param_paths` of its notebook and of the notebooks it loads values of."""
+    """The ``params:`` a ``dvc.yaml`` stage running ``cmd`` must list (None: neither a notebook nor a
+    comparison stage): ``profile``, then :func:`dvc_param_paths` of its notebook and of the notebooks
+    it loads values of; for ``schedlab compare PAPER``, the values its reference file's setups name."""
     words = cmd.split()
+    if words[:2] == ["schedlab", "compare"] and len(words) == 3:  # the setups its verdicts check
+        from schedlab.reference import setup_keys
+
+        keys = setup_keys(words[2])
+        found = [p for k in keys for p in value_param_paths("/".join(k.split(".")[:2]), k.split(".")[2])]
+        return ["profile", *dict.fromkeys(found)] if keys else []
     if words[:3] != ["schedlab", "notebook", "run"]:
         return None
     name = words[-1]

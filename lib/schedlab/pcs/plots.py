@@ -101,7 +101,8 @@ def fig1b(table: pd.DataFrame, paper: Mapping[str, float]) -> plt.Figure:
 
 # ----------------------------------------------------------------------------- Fig. 7
 def fig7(ours: pd.DataFrame, paper: Mapping[str, float], *, traces: Sequence[str] = FIG7_TRACES,
-         policies: Sequence[str] = FIG7_POLICIES, paper_only: Sequence[str] | None = None) -> plt.Figure:
+         policies: Sequence[str] = FIG7_POLICIES, paper_only: Sequence[str] | None = None,
+         gpus: int = 64) -> plt.Figure:
     """Workload-2: grouped bars (ours) per trace and policy with the paper's values as black
     ticks, in three panels (normalised avg JCT, avg and p99 Pred_err) on log axes.
 
@@ -148,14 +149,14 @@ def fig7(ours: pd.DataFrame, paper: Mapping[str, float], *, traces: Sequence[str
     note = (f"Pred_err of {', '.join(missing)} (JCT only: runs without the predictor): not run in this profile; "
             f"`{PAPER_PROFILE_CMD}` runs all six."
             if missing else "")
-    fig.suptitle("PCS Fig. 7: workload-2, 64 GPUs — ours (bars) vs the paper (black ticks)\n" + note,
+    fig.suptitle(f"PCS Fig. 7: workload-2, {gpus} GPUs — ours (bars) vs the paper (black ticks)\n" + note,
                  fontsize=12)
     fig.tight_layout()
     return fig
 
 
 # ----------------------------------------------------------------------------- Fig. 8b
-def fig8b(ours: pd.DataFrame, paper: Mapping[str, float]) -> plt.Figure:
+def fig8b(ours: pd.DataFrame, paper: Mapping[str, float], *, gpus: int = 64, seeds: int = 5) -> plt.Figure:
     """Workload-3: p99 Pred_err against normalised avg JCT; ours filled, the paper's
     (``fig8b.simulated.<policy>.*``) hollow, joined by a dotted line. Names in the legend,
     not on the points (they overlap: Tiresias and AFS are 2 % apart)."""
@@ -175,7 +176,7 @@ def fig8b(ours: pd.DataFrame, paper: Mapping[str, float]) -> plt.Figure:
                        label="paper (hollow)")]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set(xlabel="avg JCT / best avg JCT (×)", ylabel=f"p99 {PRED} (%)",
-           title="PCS Fig. 8b: workload-3 (Gavel), 64 GPUs, 5 seeds")
+           title=f"PCS Fig. 8b: workload-3 (Gavel), {gpus} GPUs, {seeds} seeds")
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
@@ -184,7 +185,7 @@ def fig8b(ours: pd.DataFrame, paper: Mapping[str, float]) -> plt.Figure:
 # ----------------------------------------------------------------------------- Fig. 3
 def fig3(front: pd.DataFrame, baselines: pd.DataFrame, authors: pd.DataFrame, *, err_col: str,
          trace: str, jobs: int, evaluations: int, authors_jobs: int, authors_evaluations: int,
-         same_jobs: bool, best_avg_jct: float) -> plt.Figure:
+         same_jobs: bool, best_avg_jct: float, gpus: int = 64) -> plt.Figure:
     """Pareto front: our SPEA2 front and the baselines (left); the authors' stored front on
     the same axes when on the same jobs (``same_jobs``), else in its own panel (right).
 
@@ -214,7 +215,7 @@ def fig3(front: pd.DataFrame, baselines: pd.DataFrame, authors: pd.DataFrame, *,
     for ax in axes[0]:
         ax.grid(alpha=0.3, which="both")
     note = "" if same_jobs else f"\n(different job sets: same axes with `{PAPER_PROFILE_CMD}`)"
-    fig.suptitle(f"PCS Fig. 3: Pareto front, avg JCT vs avg {PRED}, workload-2, 64 GPUs{note}", fontsize=11)
+    fig.suptitle(f"PCS Fig. 3: Pareto front, avg JCT vs avg {PRED}, workload-2, {gpus} GPUs{note}", fontsize=11)
     fig.tight_layout()
     return fig
 
@@ -339,7 +340,7 @@ def fig10c(front_test: pd.DataFrame, moved: pd.DataFrame, cols: Sequence[str], *
 
 
 # ----------------------------------------------------------------------------- Fig. 11
-def fig11(tiresias: pd.DataFrame, contention: pd.Series) -> plt.Figure:
+def fig11(tiresias: pd.DataFrame, contention: pd.Series, *, gpus: int = 64) -> plt.Figure:
     """(a) Tiresias: job size vs Pred_err (``tiresias`` has ``service``, ``pred_error``);
     (b) Max-Min: histogram of the mean number of jobs each job shared the cluster with."""
     fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
@@ -356,13 +357,14 @@ def fig11(tiresias: pd.DataFrame, contention: pd.Series) -> plt.Figure:
     ax[1].legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     for a in ax:
         a.grid(alpha=0.3)
-    fig.suptitle("PCS Fig. 11: size and contention are poor predictors (workload-3, 64 GPUs)")
+    fig.suptitle(f"PCS Fig. 11: size and contention are poor predictors (workload-3, {gpus} GPUs)")
     fig.tight_layout()
     return fig
 
 
 # ----------------------------------------------------------------------------- testbed (Figs. 4, 6a)
-def fig4_fig6a_cdfs(pred_errors: Mapping[str, np.ndarray], unfairness: Mapping[str, np.ndarray]) -> plt.Figure:
+def fig4_fig6a_cdfs(pred_errors: Mapping[str, np.ndarray], unfairness: Mapping[str, np.ndarray], *,
+                    gpus: int = 16, apps: int = 101) -> plt.Figure:
     """Simulated Figs. 4 and 6a: CDFs of Pred_err (%) and unfairness per policy."""
     fig, ax = plt.subplots(1, 2, figsize=(11, 3.9))
     for lab, e in pred_errors.items():
@@ -379,7 +381,7 @@ def fig4_fig6a_cdfs(pred_errors: Mapping[str, np.ndarray], unfairness: Mapping[s
     for a in ax:
         a.grid(alpha=0.3)
     ax[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    fig.suptitle("PCS testbed trace (101 apps) on 16 simulated GPUs — not the paper's GPU measurements")
+    fig.suptitle(f"PCS testbed trace ({apps} apps) on {gpus} simulated GPUs — not the paper's GPU measurements")
     fig.tight_layout()
     return fig
 
