@@ -42,7 +42,8 @@ test: $(VENV)/.installed-test,trace  ## the test suite, as CI runs it
 
 # on a server: make lab LAB_ARGS="--no-browser --ip=0.0.0.0 --port=8888", then open the printed URL
 lab: $(VENV)/.installed-test,trace,lab  ## JupyterLab on the repository, open at notebooks/start_here.ipynb
-	$(BIN)/jupyter lab --notebook-dir=. --LabApp.default_url=/lab/tree/notebooks/start_here.ipynb \
+	JUPYTER_CONFIG_PATH="$(CURDIR)/.jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
+		$(BIN)/jupyter lab --notebook-dir=. --LabApp.default_url=/lab/tree/notebooks/start_here.ipynb \
 		$(LAB_ARGS) $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 bench: $(VENV)/.installed-test,trace  ## speed figures (benchmarks/bench_*.py)
