@@ -11,11 +11,11 @@
 # | **PolarisProfiler** (`../shared/papers/polaris-profiler.txt`) | workload *profiles* from the Alibaba PAI GPU trace: sampling, Hopkins statistic, HDBSCAN/OPTICS grid, an XGBoost classifier on job metadata, SHAP, durations | `polaris/` |
 #
 # **How to use this page.** Each notebook below is one pipeline stage: `Run All` in JupyterLab
-# computes what `make reproduce` computes (its parameters cell holds the pipeline's defaults) and
-# writes under `data/scratch/<paper>/<name>/`, never over the pipeline's `results/` and
-# `figures/`. Set `profile = "teaching"` in a notebook's parameters cell for a faster run in class,
-# or `"paper"` for the paper's scale. The explorers (last section) are for playing with each
-# paper's mechanism; they write nothing.
+# computes what `make reproduce` computes (its values come from `params.yaml`, shown as a table under
+# its parameters cell) and writes under `data/scratch/<paper>/<name>/`, never over the pipeline's
+# `results/` and `figures/`. Set `profile = "teaching"` in a notebook's parameters cell for a faster
+# run in class, or `"paper"` for the paper's scale; `overrides = {"seed": 1}` changes one value for
+# that run. The explorers (last section) are for playing with each paper's mechanism; they write nothing.
 #
 # **How the reproduction went**: [`results/scorecard.html`](../results/scorecard.html) (after
 # `make reproduce`; every published number with ours, the tolerance and the verdict), also as
