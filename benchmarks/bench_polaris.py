@@ -63,11 +63,16 @@ class Step:
 def phase_synth(work: Path, n_jobs: int, size_bias_power: float | None) -> None:
     from schedlab.polaris import synthetic
 
+    from _synthetic_v1 import synthesize_v1
+
     # the size-bias correction belongs to the v1 generator; v2 (default) sizes workloads as Table I
     version = "v2" if size_bias_power is None else "v1"
     with Step() as s:
-        counts = synthetic.synthesize(work / "trace", n_jobs, np.random.default_rng(0), progress=False,
-                                      size_bias_power=size_bias_power, version=version)
+        if version == "v1":
+            counts = synthesize_v1(work / "trace", n_jobs, np.random.default_rng(0), progress=False,
+                                   size_bias_power=size_bias_power)
+        else:
+            counts = synthetic.synthesize(work / "trace", n_jobs, np.random.default_rng(0), progress=False)
     say(f"synthesize {n_jobs:,} jobs (SYNTHETIC {version}"
         + ("" if size_bias_power is None else f", size_bias_power {size_bias_power:g}") + f"): {s}; peak RSS "
         f"{peak_rss_gb():.2f} GB; rows " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
@@ -209,7 +214,7 @@ def main() -> None:
     ap.add_argument("--min-cluster-size", type=int, default=100)
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--size-bias-power", type=float, default=None,
-                    help="use the v1 generator with this synthetic.size_bias_resample exponent (the 21-Nov "
+                    help="use the v1 generator (_synthetic_v1.py) with this size_bias_resample exponent (the 21-Nov "
                          "figures: 1, ~35 faithful-join rows per job); default: the v2 generator")
     ap.add_argument("--out", default=None, help="also append the printed lines to this file")
     args = ap.parse_args()

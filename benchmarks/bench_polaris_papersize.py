@@ -8,7 +8,7 @@ Steps (one process, ``nice -n 5`` recommended on a shared machine):
    work folder already holds it);
 2. the pipeline's fast ingest (archives -> Parquet, faithful join *planned*) and Table I's sample
    of ``--sample`` rows drawn as the pipeline draws it (``pipeline.draw_sample``, seed ``--seed``),
-   the planted label attached to every row (``synthetic.attach_planted``);
+   the planted label attached to every row (``planted.attach_planted``);
 3. the one configuration the pipeline chose (``--config transform,metric,min_cluster_size``, or
    read from ``--summary``, the pipeline's ``pipeline_summary.json``): transform + HDBSCAN, as
    ``grid.cluster`` (no silhouette: O(n^2) at this size and not needed for the counts);
@@ -91,7 +91,7 @@ def main() -> None:
     args = ap.parse_args()
     _report.OUT = args.out
 
-    from schedlab.polaris import grid, pipeline, scoring, synthetic
+    from schedlab.polaris import grid, pipeline, planted, scoring, synthetic
     from schedlab.polaris.schema import FEATURES
 
     n_jobs = synthetic.SIZES.get(args.jobs) or int(args.jobs)
@@ -104,7 +104,7 @@ def main() -> None:
     tdir = work / "trace"
     total = Step("all steps")
     total.__enter__()
-    if not ((tdir / "pai_task_table.tar.gz").is_file() and (tdir / synthetic.PLANTED_LABELS).is_file()):
+    if not ((tdir / "pai_task_table.tar.gz").is_file() and (tdir / planted.PLANTED_LABELS).is_file()):
         with Step(f"synthesize {n_jobs:,} jobs (planted='authors', seed [{args.seed}, 1])"):
             synthetic.synthesize(tdir, n_jobs, np.random.default_rng([args.seed, 1]), planted="authors",
                                  progress=False)
@@ -115,7 +115,7 @@ def main() -> None:
     say(f"  faithful join: {info.rows:,} rows")
     with Step(f"Table I sample ({args.sample:,} rows asked) + planted labels"):
         sample = pipeline.draw_sample(info.path, args.sample, args.seed, keep_zero_strata=True)
-        sample = synthetic.attach_planted(sample, tdir)
+        sample = planted.attach_planted(sample, tdir)
     X = sample[list(FEATURES)].to_numpy(float)
     with Step(f"{cfg.transform} + HDBSCAN(min_cluster_size={cfg.min_cluster_size}, metric={cfg.metric}) "
               f"on {len(X):,} rows"):

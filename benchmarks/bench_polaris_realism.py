@@ -36,13 +36,20 @@ def load() -> str:
 
 def realism(k: int, seeds: list[int], versions: tuple[str, ...], v1_jobs: int) -> None:
     from schedlab.polaris.calibration import load_calibration_rows
-    from schedlab.polaris.realism import realism_table
+    from schedlab.polaris.realism import realism_table, v2_rows
     from schedlab.polaris.schema import FEATURES
 
+    from _synthetic_v1 import v1_rows
+
+    known = {"v2": v2_rows, "v1": lambda train, wanted, rng: v1_rows(train, wanted, rng, n_jobs=v1_jobs)}
+    unknown = sorted(set(versions) - set(known))
+    if unknown:
+        raise SystemExit(f"unknown generator versions {unknown}; known: {sorted(known)}")
+    sources = {v: known[v] for v in versions}
     rows = load_calibration_rows()
     for seed in seeds:
         t0 = time.perf_counter()
-        table = realism_table(rows, k, np.random.default_rng(seed), versions=versions, v1_jobs=v1_jobs)
+        table = realism_table(rows, k, np.random.default_rng(seed), sources=sources)
         say(f"-- realism_table(rows, k={k}, rng=default_rng({seed}), versions={versions}): "
             f"{time.perf_counter() - t0:.0f} s wall, {load()}")
         say(table[["version", "workload", "n_real", "n_synth", "auc", "auc_sd", "ks_max", "ks_fail"]]

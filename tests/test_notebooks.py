@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from schedlab import notebooks, paths
+from schedlab import imports, notebooks, paths
 
 ALL_NOTEBOOKS = notebooks.all_notebooks()
 STAGE_NOTEBOOKS = notebooks.stage_notebooks()
@@ -165,18 +165,18 @@ def test_every_stage_notebook_exists_and_has_params():
             assert notebooks.notebook_path(nb).is_file()
             assert f"notebooks/{nb}.ipynb" in stage["deps"], name
             keys = [p if isinstance(p, str) else next(iter(p)) for p in stage.get("params", [])]
-            assert keys == notebooks.stage_param_list(cmd), (
-                f"{name}: params {keys}, expected {notebooks.stage_param_list(cmd)} (python tools/stage_deps.py --write)")
+            assert keys == imports.stage_param_list(cmd), (
+                f"{name}: params {keys}, expected {imports.stage_param_list(cmd)} (python tools/stage_deps.py --write)")
             assert notebooks.load_params(nb), f"{name}: params.yaml lacks {notebooks.stage_key(nb)}"
 
 
 def test_stage_param_list_follows_a_shared_value():
     """A stage that takes a shared value lists it, with any profile's change of it; one that does not, does not."""
-    fig5 = notebooks.stage_param_list("schedlab notebook run nona/fig5")
+    fig5 = imports.stage_param_list("schedlab notebook run nona/fig5")
     assert {"nona.fig5", "nona.common.workload", "nona.common.duration", "nona.common.profiles.teaching.duration"} <= set(fig5)
-    table2 = notebooks.stage_param_list("schedlab notebook run nona/table2")
+    table2 = imports.stage_param_list("schedlab notebook run nona/table2")
     assert table2 == ["profile", "nona.table2", "nona.common.models"]
-    calibration = notebooks.stage_param_list("schedlab notebook run nona/calibration")
+    calibration = imports.stage_param_list("schedlab notebook run nona/calibration")
     assert "nona.fig3" in calibration and "nona.common.workload" in calibration  # it loads the figures' values
 
 

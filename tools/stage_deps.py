@@ -5,7 +5,7 @@
 
 A notebook stage's ``params:`` are derived too: ``profile``, then for its notebook (and any other
 notebook whose values it loads with ``load_params("<paper>/<name>", ...)``) the section and the
-``<paper>.common`` values it shares (:func:`schedlab.notebooks.stage_param_list`).
+``<paper>.common`` values it shares (:func:`schedlab.imports.stage_param_list`).
 
 Only the ``- lib/schedlab/...`` and ``- reference/...`` lines inside a stage's ``deps:`` are touched (comments, data
 and other dependencies stay as written); the new lines are the stage's library files as
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from schedlab import imports, notebooks, paths
+from schedlab import imports, paths
 from schedlab.io import atomic_write_text
 
 DVC = paths.ROOT / "dvc.yaml"
@@ -58,7 +58,7 @@ def rewrite(text: str, stages: dict) -> str:
                 out.extend(f"{indent}- {d}\n" for d in derived_deps(stages[stage]["cmd"]))
                 inserted = True
             continue
-        params = notebooks.stage_param_list(stages[stage]["cmd"]) if stage in stages and block == "params" else None
+        params = imports.stage_param_list(stages[stage]["cmd"]) if stage in stages and block == "params" else None
         if params is not None and re.match(r"^      - ", line):
             if not inserted:
                 out.extend(f"      - {p}{PROFILE_NOTE if p == 'profile' else ''}\n" for p in params)
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         if missing:
             bad += 1
             print(f"{name}: missing {', '.join(missing)}")
-        params = notebooks.stage_param_list(st["cmd"])
+        params = imports.stage_param_list(st["cmd"])
         if params is not None and params != st.get("params", []):
             bad += 1
             print(f"{name}: params {st.get('params', [])}, derived {params}")

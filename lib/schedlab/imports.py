@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Iterable
 
 from schedlab import paths
+from schedlab.notebooks.params import dvc_param_paths, value_param_paths
+from schedlab.reference import setup_keys
 
 LIB = paths.ROOT / "lib"
 PACKAGE = "schedlab"
@@ -153,3 +155,38 @@ def uncovered(needed: Iterable[Path], deps: Iterable[str]) -> list[str]:
         if not any(f == d or d in f.parents for d in dep_paths):
             missing.append(f.relative_to(paths.ROOT).as_posix())
     return missing
+
+
+# ---------------------------------------------------------------- a stage's params.yaml keys
+
+def loaded_sections(name: str) -> list[str]:
+    """Other notebooks whose values notebook ``name`` loads (``load_params("nona/fig3", ...)`` with a
+    literal name in its source): their parameters are its parameters too."""
+    tree = ast.parse((paths.NOTEBOOKS / f"{name}.py").read_text())
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)):
+            continue
+        func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        other = node.args[0].value
+        if func in {"load_params", "stage_params"} and isinstance(other, str) and other != name and other not in found:
+            found.append(other)
+    return found
+
+
+def stage_param_list(cmd: str) -> list[str] | None:
+    """The ``params:`` a ``dvc.yaml`` stage running ``cmd`` must list (None: neither a notebook nor a
+    comparison stage): ``profile``, then :func:`dvc_param_paths` of its notebook and of the notebooks
+    it loads values of; for ``schedlab compare PAPER``, the values its reference file's setups name."""
+    words = cmd.split()
+    if words[:2] == ["schedlab", "compare"] and len(words) == 3:  # the setups its verdicts check
+        keys = setup_keys(words[2])
+        found = [p for k in keys for p in value_param_paths("/".join(k.split(".")[:2]), k.split(".")[2])]
+        return ["profile", *dict.fromkeys(found)] if keys else []
+    if words[:3] != ["schedlab", "notebook", "run"]:
+        return None
+    name = words[-1]
+    out = ["profile"]
+    for other in [name, *loaded_sections(name)]:
+        out += [p for p in dvc_param_paths(other) if p not in out]
+    return out

@@ -5,6 +5,8 @@ import pandas as pd
 import pytest
 
 from schedlab.polaris import pipeline, scoring, synthetic
+from schedlab.polaris.planted import (AUTHORS_PROFILES, PLANTED_KEY, PLANTED_LABELS, PLANTED_PROFILES, _authors_modes,
+                                      attach_planted, planted_top_job_instances)
 from schedlab.polaris.schema import WORKLOADS
 
 N_JOBS = 2000
@@ -54,12 +56,12 @@ def test_recovery_rejects_bad_input():
 # ---- planted profiles in the generator ------------------------------------------------------
 
 def test_authors_profiles_are_the_printed_ones():
-    table = pd.DataFrame(synthetic.AUTHORS_PROFILES, columns=["profile", "workload", "task_name", "rows"])
+    table = pd.DataFrame(AUTHORS_PROFILES, columns=["profile", "workload", "task_name", "rows"])
     assert table.profile.tolist() == list(range(26)) and set(table.workload) <= set(WORKLOADS)
     # the authors' clustered rows (75,398, Table V's set) less the 12 rows of minority workloads /
     # task names left to the background (profile 9: 1 graphlearn + 7 xlnet; profile 13: 4 workers)
     assert table.rows.sum() == 75_398 - 12
-    modes = synthetic._authors_modes()
+    modes = _authors_modes()
     assert sorted(p for _, a, b in modes for p in (a, b) if p >= 0) == list(range(26))
 
 
@@ -77,10 +79,10 @@ def test_planted_labels_stay_aligned_through_sampling(planted_work, materialize)
     work, tdir = planted_work
     info = pipeline.ingest_and_join(tdir, work / ("m" if materialize else "p"), "faithful", "1GB", verify=False,
                                     materialize=materialize)
-    sample = synthetic.attach_planted(pipeline.draw_sample(info.path, 3000, 0, keep_zero_strata=True), tdir)
-    profiles = pd.read_csv(tdir / synthetic.PLANTED_PROFILES).set_index("profile")
+    sample = attach_planted(pipeline.draw_sample(info.path, 3000, 0, keep_zero_strata=True), tdir)
+    profiles = pd.read_csv(tdir / PLANTED_PROFILES).set_index("profile")
     # the authors' 26, and the paper's top job as its own profile when the trace is large enough to plant it
-    assert profiles.index.tolist() == list(range(26 + (synthetic.planted_top_job_instances(N_JOBS) > 0)))
+    assert profiles.index.tolist() == list(range(26 + (planted_top_job_instances(N_JOBS) > 0)))
     seen = sorted(set(sample.planted) - {-1})
     assert len(seen) >= 20  # most planted profiles reach a 3,000-row sample
     for p in seen:
@@ -99,14 +101,14 @@ def test_same_seed_same_planted_trace(tmp_path, calib, planted_work):
     again = tmp_path / "again"
     synthetic.synthesize(again, N_JOBS, np.random.default_rng([0, 1]), calibration=calib, planted="authors",
                          progress=False)
-    pd.testing.assert_frame_equal(pd.read_parquet(tdir / synthetic.PLANTED_LABELS),
-                                  pd.read_parquet(again / synthetic.PLANTED_LABELS))
-    assert (tdir / synthetic.PLANTED_PROFILES).read_text() == (again / synthetic.PLANTED_PROFILES).read_text()
+    pd.testing.assert_frame_equal(pd.read_parquet(tdir / PLANTED_LABELS),
+                                  pd.read_parquet(again / PLANTED_LABELS))
+    assert (tdir / PLANTED_PROFILES).read_text() == (again / PLANTED_PROFILES).read_text()
     a = synthetic.generate_tables(300, np.random.default_rng(4), calibration=calib, planted="authors")
     b = synthetic.generate_tables(300, np.random.default_rng(4), calibration=calib, planted="authors")
     for k in a:
         pd.testing.assert_frame_equal(a[k], b[k])
-    assert synthetic.PLANTED_KEY in a and synthetic.PLANTED_KEY not in synthetic.generate_tables(
+    assert PLANTED_KEY in a and PLANTED_KEY not in synthetic.generate_tables(
         300, np.random.default_rng(4), calibration=calib)
 
 
@@ -115,8 +117,7 @@ def test_planted_option_is_checked_and_default_writes_no_labels(tmp_path, calib,
         synthetic.synthesize(tmp_path / "x", 10, np.random.default_rng(0), calibration=calib, planted="mine",
                              progress=False)
     with pytest.raises(ValueError, match="planted"):
-        synthetic.synthesize(tmp_path / "y", 10, np.random.default_rng(0), calibration=calib, planted="authors",
-                             version="v1", progress=False)
-    assert not (small_trace[0] / synthetic.PLANTED_LABELS).exists()
+        synthetic.generate_tables(10, np.random.default_rng(0), calibration=calib, planted="mine")
+    assert not (small_trace[0] / PLANTED_LABELS).exists()
     with pytest.raises(FileNotFoundError, match="planted"):
-        synthetic.attach_planted(pd.DataFrame({"job_name": [], "task_name": []}), small_trace[0])
+        attach_planted(pd.DataFrame({"job_name": [], "task_name": []}), small_trace[0])

@@ -37,6 +37,17 @@ def test_plan_gives_the_materialised_join_rows(planned, kind):
 
 
 @pytest.mark.parametrize("kind", ingest.PLANNED_KINDS)
+def test_sample_plan_draws_the_rows_stratified_sample_draws(planned, kind):
+    full, plan = planned[kind]
+    a = sampling.stratified_sample(full.path, 300, np.random.default_rng(3), on_zero="keep")
+    b = sampling.sample_plan(plan.path, 300, np.random.default_rng(3), on_zero="keep")
+    assert len(b) > 0 and b["workload"].is_monotonic_increasing
+    pd.testing.assert_frame_equal(a[list(b.columns)], b, check_dtype=False)
+    only = sampling.sample_plan(plan.path, 50, np.random.default_rng(3), strata=["bert"], on_zero="keep")
+    assert set(only["workload"]) == {"bert"}
+
+
+@pytest.mark.parametrize("kind", ingest.PLANNED_KINDS)
 def test_same_seed_same_sample_and_unseen_jobs_as_the_materialised_join(planned, kind):
     full, plan = planned[kind]
     a = pipeline.draw_sample(full.path, 400, 7, keep_zero_strata=True)

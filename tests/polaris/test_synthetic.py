@@ -4,9 +4,8 @@ import tarfile
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
 
-from schedlab.polaris import synthetic
+from schedlab.polaris import job_model, planted, synthetic
 from schedlab.polaris.calibration import load_calibration_rows as calibration_rows
 from schedlab.polaris.schema import TABLES, TRACE_TABLES
 
@@ -40,7 +39,7 @@ def test_upstream_format(small_trace):
     # workload on about one job in eight (the real 1 in 10, plus the jobs that size the strata as
     # Table I; binomial 4-sigma band)
     share = (tag.workload != "").mean()
-    p = sum(synthetic.calibrate(calibration_rows()).jobs.job_share.values())
+    p = sum(synthetic.calibrate(calibration_rows()).job_share.values())
     assert abs(share - p) < 4 * np.sqrt(p * (1 - p) / len(tag))
     # CPU-only tasks have an empty plan_gpu and gpu_type, as upstream
     assert ((task.plan_gpu == "") == (task.gpu_type == "")).all()
@@ -55,27 +54,6 @@ def test_seeded_and_deterministic(tmp_path, calib):
     assert a == b
     for t in TRACE_TABLES:
         assert _read(tmp_path / "a", t).equals(_read(tmp_path / "b", t))
-
-
-def test_copula_reproduces_marginals_and_dependence(calib_rows, calib):
-    rng = np.random.default_rng(0)
-    cop = calib.copulas["ctr"]
-    real = calib_rows[calib_rows.workload == "ctr"]
-    draw = pd.DataFrame(cop.sample(20_000, rng), columns=synthetic.COPULA_COLUMNS)
-    for col in ("cpu_usage", "max_mem", "read", "duration"):
-        assert stats.ks_2samp(draw[col], real[col]).statistic < 0.1, col
-    for a, b in (("avg_mem", "max_mem"), ("read", "read_count"), ("avg_gpu_wrk_mem", "max_gpu_wrk_mem")):
-        r_real = stats.spearmanr(real[a], real[b]).statistic
-        r_syn = stats.spearmanr(draw[a], draw[b]).statistic
-        assert abs(r_real - r_syn) < 0.15, (a, b, r_real, r_syn)
-    # discrete columns only take observed values
-    assert set(np.unique(draw.plan_mem)) <= set(real.plan_mem)
-
-
-def test_sources_documented(calib):
-    assert calib.source["ctr"].startswith("own copula")
-    assert "pooled correlation" in calib.source["resnet"]
-    assert calib.source["vgg"] == "pooled model (no real rows)"
 
 
 def test_bad_size(tmp_path, calib):
@@ -101,15 +79,6 @@ def test_deterministic_across_processes(tmp_path):
     assert digests[0] == digests[1]
 
 
-def test_size_bias_resample_weights():
-    # weights inst_num ** -1: rows with 1 and 4 instances, half each -> P(1) = 1 / (1 + 1/4) = 0.8
-    r = pd.DataFrame({"workload": ["bert"] * 4000 + ["ctr"] * 10, "inst_num": [1, 4] * 2005, "k": range(4010)})
-    out = synthetic.size_bias_resample(r, 1.0, np.random.default_rng(0))
-    assert out.workload.value_counts().to_dict() == {"bert": 4000, "ctr": 10}  # strata sizes kept
-    assert abs((out[out.workload == "bert"].inst_num == 1).mean() - 0.8) < 0.03  # ~5 sd of binomial noise
-    assert set(out.k) <= set(r.k) and (out.merge(r, on="k").inst_num_x == out.merge(r, on="k").inst_num_y).all()
-
-
 # --- version v2: the trace's job -> task -> instance structure -------------------------------
 
 @pytest.fixture(scope="module")
@@ -132,8 +101,8 @@ def test_v2_structure_matches_the_trace(v2_tables, calib_rows):
     task, inst = v2_tables["pai_task_table"], v2_tables["pai_instance_table"]
     n_jobs = len(v2_tables["pai_job_table"])
     assert (task[task.task_name == "ps"].plan_gpu == "").all()  # ps tasks never plan GPUs (real: never)
-    assert abs(len(task) / n_jobs - synthetic.REAL_TASKS_PER_JOB) < 0.02  # real 1.195 tasks per job
-    assert abs(len(inst) / n_jobs - synthetic.REAL_INSTANCES_PER_JOB) < 1.0
+    assert abs(len(task) / n_jobs - job_model.REAL_TASKS_PER_JOB) < 0.02  # real 1.195 tasks per job
+    assert abs(len(inst) / n_jobs - job_model.REAL_INSTANCES_PER_JOB) < 1.0
     # discrete values are real values, exactly
     real_mem = set(calib_rows.plan_mem)
     assert set(pd.to_numeric(task.plan_mem)) <= real_mem
@@ -157,19 +126,18 @@ def test_v2_strata_sized_as_table_i(v2_tables):
 def test_v2_plants_the_papers_top_job(small_trace):
     trace, _ = small_trace
     job, task, tag = _read(trace, "pai_job_table"), _read(trace, "pai_task_table"), _read(trace, "pai_group_tag_table")
-    top = job[job.job_name == synthetic.PAPER_TOP_JOB_NAME]
+    top = job[job.job_name == planted.PAPER_TOP_JOB_NAME]
     assert len(top) == 1 and top.status.iloc[0] == "Terminated"
     assert tag[tag.inst_id == top.inst_id.iloc[0]].workload.tolist() == ["rl"]
-    assert task[task.job_name == synthetic.PAPER_TOP_JOB_NAME].inst_num.astype(int).tolist() == [
-        synthetic.planted_top_job_instances(800)]
+    assert task[task.job_name == planted.PAPER_TOP_JOB_NAME].inst_num.astype(int).tolist() == [
+        planted.planted_top_job_instances(800)]
 
 
-def test_v1_kept_and_versions_checked(tmp_path, calib):
-    counts = synthetic.synthesize(tmp_path / "v1", 40, np.random.default_rng(0), calibration=calib, version="v1",
-                                  progress=False)
-    assert counts["pai_job_table"] == 40
-    with pytest.raises(ValueError, match="version"):
-        synthetic.synthesize(tmp_path / "v3", 40, np.random.default_rng(0), calibration=calib, version="v3")
-    with pytest.warns(UserWarning, match="v1"):
-        synthetic.synthesize(tmp_path / "w", 40, np.random.default_rng(0), calibration=calib, size_bias_power=1.0,
-                             progress=False)
+def test_calibration_is_checked(tmp_path, calib_rows):
+    with pytest.raises(ValueError, match="lack columns.*'gpu_type'"):
+        synthetic.calibrate(calib_rows.drop(columns="gpu_type"))
+    with pytest.raises(ValueError, match="unknown workload names.*'chess'"):
+        synthetic.calibrate(calib_rows.assign(workload="chess"))
+    with pytest.raises(TypeError, match="JobModel"):  # e.g. v1's calibration (benchmarks/_synthetic_v1.py)
+        synthetic.synthesize(tmp_path, 10, np.random.default_rng(0), calibration=object(), progress=False)
+    assert not list(tmp_path.iterdir())  # checked before anything is written

@@ -32,12 +32,12 @@ from schedlab.notebooks.outputs import Outputs
 from schedlab.notebooks.pairing import (KERNELSPEC, STAGE_FOLDERS, all_notebooks, catalogue,
                                         code_cells_with_outputs, pair_path, stage_notebooks, sync)
 from schedlab.notebooks import params
-from schedlab.notebooks.params import (PROFILES, ParamsError, StageParams, apply_overrides, dvc_param_paths, load_params, loaded_sections, stage_param_list,
+from schedlab.notebooks.params import (PROFILES, ParamsError, StageParams, apply_overrides, dvc_param_paths, load_params,
                                        parse_overrides, selected_profile, shared_keys, stage_key, stage_params)
 from schedlab.notebooks.runner import notebook_path, run
 from schedlab.notebooks.watchdog import Interrupted, stop_with_parent
 
 __all__ = ["params", "KERNELSPEC", "PROFILES", "STAGE_FOLDERS", "Interrupted", "Outputs", "ParamsError", "StageParams",
-           "all_notebooks", "apply_overrides", "catalogue", "dvc_param_paths", "code_cells_with_outputs", "load_params", "loaded_sections", "stage_param_list",
+           "all_notebooks", "apply_overrides", "catalogue", "dvc_param_paths", "code_cells_with_outputs", "load_params",
            "notebook_path", "pair_path", "parse_overrides", "paths", "run", "selected_profile", "shared_keys",
            "stage_key", "stage_notebooks", "stage_params", "stop_with_parent", "sync"]

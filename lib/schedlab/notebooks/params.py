@@ -305,43 +305,6 @@ def value_param_paths(name: str, key: str, params_file: Path | None = None) -> l
                                           for p, over in (common.get("profiles") or {}).items() if key in over]
 
 
-def loaded_sections(name: str) -> list[str]:
-    """Other notebooks whose values notebook ``name`` loads (``load_params("nona/fig3", ...)`` with a
-    literal name in its source): their parameters are its parameters too."""
-    import ast
-
-    tree = ast.parse((paths.NOTEBOOKS / f"{name}.py").read_text())
-    found: list[str] = []
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)):
-            continue
-        func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-        other = node.args[0].value
-        if func in {"load_params", "stage_params"} and isinstance(other, str) and other != name and other not in found:
-            found.append(other)
-    return found
-
-
-def stage_param_list(cmd: str) -> list[str] | None:
-    """The ``params:`` a ``dvc.yaml`` stage running ``cmd`` must list (None: neither a notebook nor a
-    comparison stage): ``profile``, then :func:`dvc_param_paths` of its notebook and of the notebooks
-    it loads values of; for ``schedlab compare PAPER``, the values its reference file's setups name."""
-    words = cmd.split()
-    if words[:2] == ["schedlab", "compare"] and len(words) == 3:  # the setups its verdicts check
-        from schedlab.reference import setup_keys
-
-        keys = setup_keys(words[2])
-        found = [p for k in keys for p in value_param_paths("/".join(k.split(".")[:2]), k.split(".")[2])]
-        return ["profile", *dict.fromkeys(found)] if keys else []
-    if words[:3] != ["schedlab", "notebook", "run"]:
-        return None
-    name = words[-1]
-    out = ["profile"]
-    for other in [name, *loaded_sections(name)]:
-        out += [p for p in dvc_param_paths(other) if p not in out]
-    return out
-
-
 def _names_used(name: str) -> set[str]:
     """Identifiers notebook ``name``'s code reads, plus the fields :class:`FigureSweep` takes by name
     when the notebook builds one ``from_params``."""

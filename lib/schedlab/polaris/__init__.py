@@ -6,9 +6,12 @@ schema       table layouts of the upstream trace, the 17 features, workloads, pa
 scoring      ACQUIRES (``scores_v1``), ``scores_v3``, CCPM, silhouette with noise
 hopkins      Hopkins statistic in pyclustertend's convention (~0 clusterable)
 calibration  the 800 real joined rows shipped by the authors
+job_model    the synthetic trace's model of jobs, fitted on the 800 real rows
+planted      known structure planted in the synthetic trace (the paper's top job, the authors' profiles)
 synthetic    a calibrated synthetic trace in the exact upstream format (labelled synthetic)
-ingest       DuckDB ingest of the ``pai_<table>.tar.gz`` archives, faithful / corrected joins
-sampling     Table I stratified sampling
+realism      how far the synthetic trace is from real rows it was not calibrated on
+ingest       DuckDB ingest of the ``pai_<table>.tar.gz`` archives, faithful / corrected joins, join plans
+sampling     Table I stratified sampling, from a joined table or a join plan
 grid         Tables III/IV clustering grid (HDBSCAN, OPTICS), cached, on :class:`schedlab.parallel.Executor`
 classifier   Table V metadata classifier (one-hot + XGBoost), SHAP in chunks
 duration     Figure 5 duration prediction and its two error readings

@@ -18,9 +18,9 @@ as plain gzip, so row 0 of the job, task and group-tag tables has the tar header
 (see :func:`_views`). This is the join behind their 36,690,185 rows.
 
 Planned join (faithful, authors): :func:`plan_join` counts the rows from the key columns and
-numbers them without building them; :func:`sample_plan` / :func:`build_rows` /
-:func:`unseen_rows` then build only the drawn rows, identical to the materialised join's rows
-with the same numbers (order :data:`ROW_ORDER`).
+numbers them without building them; :func:`schedlab.polaris.sampling.sample_plan` /
+:func:`build_rows` / :func:`unseen_rows` then build only the drawn rows, identical to the
+materialised join's rows with the same numbers (order :data:`ROW_ORDER`).
 
 ``corrected`` (documented variant): instances joined on ``(job_name, task_name)`` and each
 instance with its own sensor row on ``worker_name``: one row per instance; task-level times and
@@ -466,7 +466,8 @@ def plan_join(parquet: dict[str, Path], dest: str | Path, *, kind: str = "faithf
     """Write the join plan of ``kind`` to ``dest`` (Parquet, atomically) instead of the joined rows.
 
     ``JoinInfo.rows`` / ``per_workload`` equal those of :func:`join` with the same ``kind``;
-    :func:`sample_plan`, :func:`build_rows` and :func:`unseen_rows` then work from the plan.
+    :func:`schedlab.polaris.sampling.sample_plan`, :func:`build_rows` and :func:`unseen_rows` then work
+    from the plan.
     The machine spec must have one row per machine (else the left join would multiply rows).
     """
     import pyarrow as pa
@@ -527,23 +528,6 @@ def stratum_rows(units: pd.DataFrame, workload: str, positions: np.ndarray) -> n
     i = np.searchsorted(end, k, side="right")
     first = end[i] - u["weight"].to_numpy()[i]
     return u["start"].to_numpy()[i] + (k - first)
-
-
-def sample_plan(plan: str | Path, total: int, rng: np.random.Generator, *, strata=None,
-                on_zero: str = "error") -> pd.DataFrame:
-    """Table I's stratified sample drawn from a plan: the same rule and draws as
-    :func:`schedlab.polaris.sampling.stratified_sample` on the materialised join (per-stratum
-    sizes, then ``draw_positions`` with ``rng``), so the same ``rng`` gives the same rows.
-    Ordered by workload then ``row``."""
-    from schedlab.polaris import sampling
-
-    units, _ = read_plan(plan)
-    counts = plan_counts(units)
-    sizes = sampling.stratum_sizes(counts, total, strata=strata, on_zero=on_zero)
-    picks = sampling.draw_positions(counts, sizes, rng)
-    rows = [stratum_rows(units, w, part["k"].to_numpy()) for w, part in picks.groupby("workload", sort=False)]
-    out = build_rows(plan, np.concatenate(rows) if rows else np.array([], np.int64), units=units)
-    return out.sort_values(["workload", "row"], kind="stable").reset_index(drop=True)
 
 
 def unseen_rows(n_rows: int, taken: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

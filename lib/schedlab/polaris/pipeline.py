@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from schedlab.polaris import classifier, duration, grid, ingest, sampling, synthetic
+from schedlab.polaris import planted as planted_mod  # `planted` is also a parameter name here
 from schedlab.polaris.schema import FEATURES
 
 #: the relative-error thresholds Figure 5's shares are reported at (the text's 5 % and the
@@ -39,7 +40,7 @@ def data_label(trace_dir: str | Path) -> str:
 
 def work_dir(root: str | Path, trace_dir: str | Path, n_jobs: int | str, seed: int, planted: str = "") -> Path:
     """The pipeline's cache folder under ``root``: one per real trace or synthetic size, seed and
-    planted structure (:func:`schedlab.polaris.synthetic.plant_profiles`; ``""``: none).
+    planted structure (:func:`schedlab.polaris.planted.plant_profiles`; ``""``: none).
 
     >>> work_dir("/repo", "", 3000, 0, "authors").name
     'synthetic_3000_0_planted-authors'
@@ -65,7 +66,7 @@ def trace_folder(trace_dir: str | Path, work: Path, n_jobs: int | str, seed: int
     if trace_dir:
         return Path(trace_dir)
     tdir = work / "trace"
-    done = (tdir / "pai_task_table.tar.gz").is_file() and (not planted or (tdir / synthetic.PLANTED_LABELS).is_file())
+    done = (tdir / "pai_task_table.tar.gz").is_file() and (not planted or (tdir / planted_mod.PLANTED_LABELS).is_file())
     if not done:
         synthetic.synthesize(tdir, n_jobs, np.random.default_rng([seed, 1]), planted=planted or None, progress=False)
     return tdir
@@ -104,7 +105,7 @@ def draw_sample(joined: Path, total: int, seed: int, *, keep_zero_strata: bool) 
     same rows), the 17 features NaN-filled with 0."""
     rng, on_zero = np.random.default_rng([seed, 2]), "keep" if keep_zero_strata else "error"
     if ingest.is_plan(joined):
-        sample = ingest.sample_plan(joined, total, rng, on_zero=on_zero)
+        sample = sampling.sample_plan(joined, total, rng, on_zero=on_zero)
     else:
         sample = sampling.stratified_sample(joined, total, rng, on_zero=on_zero)
     sample[list(FEATURES)] = sample[list(FEATURES)].astype(float).fillna(0.0)
@@ -229,7 +230,7 @@ def planted_recovery_run(root: str | Path, n_jobs: int | str, seed: int, config:
     The same steps as the pipeline (a synthetic trace of ``n_jobs`` jobs and ``seed``, now with
     ``planted`` profiles, in its own work folder :func:`work_dir`; ``join``; Table I's sample of
     ``sample_total`` rows), the planted label attached to every sampled row
-    (:func:`schedlab.polaris.synthetic.attach_planted`), then ``config`` run on the sample (cached
+    (:func:`schedlab.polaris.planted.attach_planted`), then ``config`` run on the sample (cached
     as a grid run) and :func:`schedlab.polaris.scoring.planted_recovery`. Returns a record (the
     configuration, the run's cluster/outlier counts and silhouette, the recovery figures) and the
     sample with ``planted`` and found ``profile`` columns.
@@ -239,7 +240,7 @@ def planted_recovery_run(root: str | Path, n_jobs: int | str, seed: int, config:
     work = work_dir(root, "", n_jobs, seed, planted)
     tdir = trace_folder("", work, n_jobs, seed, planted)
     info = ingest_and_join(tdir, work, join, memory_limit)
-    sample = synthetic.attach_planted(draw_sample(info.path, sample_total, seed, keep_zero_strata=keep_zero_strata),
+    sample = planted_mod.attach_planted(draw_sample(info.path, sample_total, seed, keep_zero_strata=keep_zero_strata),
                                       tdir)
     X = sample[list(FEATURES)].to_numpy(float)
     row = grid.run_one(X, config, work / "grid_cache", seed=seed, silhouette_sample=silhouette_sample)

@@ -28,6 +28,8 @@ Examples
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -81,20 +83,28 @@ def one_row_per_job(tables: dict[str, pd.DataFrame], rng: np.random.Generator) -
     return rows[["workload", *FEATURES]]
 
 
-def synthetic_rows(train: pd.DataFrame, wanted: dict[str, int], version: str, rng: np.random.Generator, *,
-                   v1_jobs: int = 30_000) -> pd.DataFrame:
-    """At most ``wanted[w]`` one-per-job synthetic rows per workload from a generator calibrated on
-    ``train``. Version ``v2`` generates jobs of exactly these workloads; ``v1`` (workloads drawn
-    at the real job shares) generates ``v1_jobs`` jobs and keeps what it gets."""
+#: ``source(train, wanted, rng)``: one row per synthetic job (``workload`` and the 17 features, as
+#: :func:`one_row_per_job`) from a generator calibrated on the real rows ``train``, with at least
+#: ``wanted[w]`` rows of workload ``w`` where the generator can (:func:`realism_table` says when not)
+RowSource = Callable[[pd.DataFrame, dict[str, int], np.random.Generator], pd.DataFrame]
+
+
+def v2_rows(train: pd.DataFrame, wanted: dict[str, int], rng: np.random.Generator) -> pd.DataFrame:
+    """The :data:`RowSource` of :mod:`schedlab.polaris.synthetic`: jobs of exactly the wanted
+    workloads, about 1.5 x ``wanted[w]`` of them terminated, from a model calibrated on ``train``."""
     cal = synthetic.calibrate(train)
-    if version == "v1":
-        rows = one_row_per_job(synthetic.generate_tables(v1_jobs, rng, calibration=cal, version="v1"), rng)
-    else:
-        share = cal.jobs.terminated_share
-        # enough jobs that about 1.5 x wanted of them terminate (+ 20 for small shares' noise)
-        n = {w: int(np.ceil((1.5 * m + 20) / share[w])) for w, m in wanted.items() if m > 0}
-        workload = np.concatenate([np.full(c, w, dtype=object) for w, c in sorted(n.items())])
-        rows = one_row_per_job(synthetic.generate_tables(workload.size, rng, calibration=cal, workload=workload), rng)
+    share = cal.terminated_share
+    # enough jobs that about 1.5 x wanted of them terminate (+ 20 for small shares' noise)
+    n = {w: int(np.ceil((1.5 * m + 20) / share[w])) for w, m in wanted.items() if m > 0}
+    workload = np.concatenate([np.full(c, w, dtype=object) for w, c in sorted(n.items())])
+    return one_row_per_job(synthetic.generate_tables(workload.size, rng, calibration=cal, workload=workload), rng)
+
+
+def synthetic_rows(train: pd.DataFrame, wanted: dict[str, int], source: RowSource,
+                   rng: np.random.Generator) -> pd.DataFrame:
+    """At most ``wanted[w]`` one-per-job synthetic rows per workload from ``source`` calibrated on
+    ``train`` (the first ones it made)."""
+    rows = source(train, wanted, rng)
     parts = [rows[rows["workload"] == w].head(m) for w, m in sorted(wanted.items())]
     return pd.concat(parts, ignore_index=True)
 
@@ -123,10 +133,12 @@ def classifier_auc(real: np.ndarray, synth: np.ndarray, rng: np.random.Generator
     return float(roc_auc_score(y, p))
 
 
-def realism_table(rows: pd.DataFrame, k: int, rng: np.random.Generator, *, versions: tuple[str, ...] = ("v2",),
-                  min_rows: int = 20, synth_factor: int = 10, v1_jobs: int = 30_000) -> pd.DataFrame:
+def realism_table(rows: pd.DataFrame, k: int, rng: np.random.Generator, *,
+                  sources: dict[str, RowSource] | None = None, min_rows: int = 20,
+                  synth_factor: int = 10) -> pd.DataFrame:
     """KS per feature and classifier AUC per workload (and ``all`` = those workloads pooled in
-    their real proportions), synthetic vs held-out real rows, for each generator version.
+    their real proportions), synthetic vs held-out real rows, for each generator of ``sources``
+    (name -> :data:`RowSource`, the name goes to column ``version``; default ``{"v2": v2_rows}``).
 
     Every comparison stays within a fold: fold ``f``'s real rows are compared only with rows of
     the generator calibrated without them (pooling synthetic rows across folds would compare real
@@ -144,13 +156,14 @@ def realism_table(rows: pd.DataFrame, k: int, rng: np.random.Generator, *, versi
         raise ValueError(f"no workload has {min_rows} real rows; lower min_rows")
     folds = fold_labels(rows["workload"], k, rng)
     real = rows[rows["workload"].isin(kept)].assign(fold=folds[rows["workload"].isin(kept).to_numpy()])
+    sources = {"v2": v2_rows} if sources is None else sources
     synth = {}
-    for version in versions:
+    for version, source in sources.items():
         for f in range(k):
             wanted = {w: synth_factor * int(((real["fold"] == f) & (real["workload"] == w)).sum()) for w in kept}
-            synth[version, f] = synthetic_rows(rows[folds != f], wanted, version, rng, v1_jobs=v1_jobs)
+            synth[version, f] = synthetic_rows(rows[folds != f], wanted, source, rng)
     out = []
-    for version in versions:
+    for version in sources:
         for w in [*kept, "all"]:
             pairs = []
             for f in range(k):
@@ -169,7 +182,8 @@ def _like(real: pd.DataFrame, synth: pd.DataFrame, factor: int) -> pd.DataFrame:
     for w, grp in real.groupby("workload"):
         s = synth[synth["workload"] == w].head(factor * len(grp))
         if len(s) < len(grp):
-            raise ValueError(f"only {len(s)} synthetic {w} rows for {len(grp)} real ones; raise v1_jobs")
+            raise ValueError(f"only {len(s)} synthetic {w} rows for {len(grp)} real ones; the generator needs "
+                             "more jobs (e.g. v1_rows' n_jobs)")
         parts.append(s.assign(_rank=np.arange(len(s)) // len(grp)))
     return pd.concat(parts).sort_values("_rank", kind="stable").drop(columns="_rank")
 

@@ -1,5 +1,10 @@
 """Table I: stratified sampling of the joined table by ``workload``, as the authors.
 
+Two sources, one rule: a materialised join (:func:`stratified_sample`, a Parquet file or a
+DataFrame) or a join plan (:func:`sample_plan`, :func:`schedlab.polaris.ingest.plan_join`); both
+size the strata with :func:`stratum_sizes` and draw with :func:`draw_positions`, so the same ``rng``
+gives the same rows.
+
 Per-stratum size ``n_w = round(N_w * total / N)`` (numpy rounding): with ``total = 100,000`` the
 real counts give exactly the paper's per-workload sizes, which sum to 100,001 — the odd total of
 the paper comes from this per-stratum rounding. Rows are drawn without replacement inside each
@@ -20,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from schedlab.polaris import ingest
 from schedlab.polaris.schema import WORKLOADS
 
 
@@ -74,13 +80,12 @@ def stratified_sample(joined: str | Path | pd.DataFrame, total: int, rng: np.ran
         df = df.assign(k=df.groupby("workload").cumcount())
         out = df.merge(picks, on=["workload", "k"]).drop(columns="k")
         return out.sort_values(["workload", *(["row"] if "row" in out else [])]).reset_index(drop=True)
-    from schedlab.polaris.ingest import connect, workload_counts
-
     own = con is None
-    con = con or connect(memory_limit, 2, temp_directory or Path(joined).parent / ".duckdb_tmp", progress=False)
+    con = con or ingest.connect(memory_limit, 2, temp_directory or Path(joined).parent / ".duckdb_tmp",
+                                progress=False)
     try:
         src = f"read_parquet('{Path(joined).as_posix()}')"
-        counts = workload_counts(con, joined)
+        counts = ingest.workload_counts(con, joined)
         sizes = stratum_sizes(counts, total, strata=strata, on_zero=on_zero)
         picks = draw_positions(counts, sizes, rng)
         # positions -> row ids, reading only the narrow (workload, row) columns; the wide rows are
@@ -97,3 +102,39 @@ def stratified_sample(joined: str | Path | pd.DataFrame, total: int, rng: np.ran
         if own:
             con.close()
     return out
+
+
+def sample_plan(plan: str | Path, total: int, rng: np.random.Generator, *, strata=None,
+                on_zero: str = "error") -> pd.DataFrame:
+    """Table I's stratified sample drawn from a join plan (:func:`schedlab.polaris.ingest.plan_join`).
+
+    The same rule and draws as :func:`stratified_sample` on the materialised join (per-stratum
+    sizes, then :func:`draw_positions` with ``rng``), so the same ``rng`` gives the same rows; only
+    the drawn rows are built (:func:`schedlab.polaris.ingest.build_rows`).
+
+    Parameters
+    ----------
+    plan : str or Path
+        A join plan written by :func:`schedlab.polaris.ingest.plan_join`.
+    total : int
+        Rows to draw over all strata (before per-stratum rounding).
+    rng : numpy.random.Generator
+        Source of the draws.
+    strata : iterable of str, optional
+        Workloads to sample (default: every workload of the plan).
+    on_zero : {"error", "keep"}
+        What to do with a stratum that rounds to 0 rows (see :func:`stratum_sizes`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The joined rows drawn, ordered by workload then ``row``.
+    """
+    units, _ = ingest.read_plan(plan)
+    counts = ingest.plan_counts(units)
+    sizes = stratum_sizes(counts, total, strata=strata, on_zero=on_zero)
+    picks = draw_positions(counts, sizes, rng)
+    rows = [ingest.stratum_rows(units, w, part["k"].to_numpy())
+            for w, part in picks.groupby("workload", sort=False)]
+    out = ingest.build_rows(plan, np.concatenate(rows) if rows else np.array([], np.int64), units=units)
+    return out.sort_values(["workload", "row"], kind="stable").reset_index(drop=True)
