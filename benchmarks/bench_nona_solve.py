@@ -21,6 +21,11 @@ The machine may be shared: the ``uptime`` lines give its load; compare columns o
 
     .venv/bin/python benchmarks/bench_nona_solve.py [--repeats 5] [--penalty-max-iter 2000]
     .venv/bin/python benchmarks/bench_nona_solve.py --classic   # the earlier workloads + Table III sweep
+    .venv/bin/python benchmarks/bench_nona_solve.py --pricings paper,critical_path   # global only, side by side
+
+``--pricings`` times only the certified ``global`` solve under each pricing of
+``schedlab.nona.optimise.PRICINGS`` at every grid point, interleaved (same load on the machine),
+with the ratio critical_path / paper of median CPU seconds.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import subprocess
 import time
 
 from schedlab.nona import profiles
-from schedlab.nona.optimise import compile_problem, placement_counts, solve
+from schedlab.nona.optimise import PRICINGS, compile_problem, placement_counts, solve
 from schedlab.nona.workload import Cluster, build_workload, inference_classes, job_f
 
 METHODS = ("global", "local", "penalty")
@@ -114,6 +119,39 @@ def grid(a) -> None:
           + ", ".join(f"{k:g}: {v:.4f} s" for k, v in worst_cpu.items()))
 
 
+def pricings(a) -> None:
+    """Certified global solve under each pricing, side by side, at every grid point."""
+    names = a.pricings.split(",")
+    bad = [p for p in names if p not in PRICINGS]
+    if bad:
+        raise SystemExit(f"--pricings: unknown {bad}; choose from {PRICINGS}")
+    five = inference_classes(profiles.MODELS)
+    print(f"five-model workload, 80 servers; global, median of {a.repeats} (wall s / CPU s per pricing)")
+    print(f"{'bg link':>7s} {'load':>5s} {'Gbps':>5s} " + " ".join(
+        f"{p + ' wall':>18s} {p + ' cpu':>17s} {'gap':>8s} {'split':>5s} {'mix':>3s}" for p in names)
+        + (f" {'cpu ratio':>9s}" if len(names) == 2 else ""))
+    cpus: dict[str, list[float]] = {p: [] for p in names}
+    for cl_load in COMM_LOADS:
+        for load in LOADS:
+            for bw in BANDWIDTHS:
+                cl = Cluster(servers=80, bandwidth_gbps=bw)
+                wl = build_workload(classes=five, load=load, cluster=cl, comm_load=cl_load)
+                cells, row = [], {}
+                for p in names:
+                    r, t, c = timed(wl, cl, "global", a.repeats, {"pricing": p})
+                    row[p] = c
+                    cpus[p].append(c)
+                    pc = placement_counts(r)
+                    cells.append(f"{t:18.4f} {c:17.4f} {r.gap:8.1e} {pc['split_subgraphs']:5d} "
+                                 f"{pc['mixed_subgraphs']:3d}")
+                ratio = f" {row[names[1]] / row[names[0]]:9.2f}" if len(names) == 2 else ""
+                print(f"{cl_load:7.2f} {load:5.2f} {bw:5.0f} " + " ".join(cells) + ratio, flush=True)
+    for p in names:
+        xs = sorted(cpus[p])
+        print(f"{p}: CPU s min {xs[0]:.4f} median {statistics.median(xs):.4f} max {xs[-1]:.4f} "
+              f"over {len(xs)} points")
+
+
 def classic(a) -> None:
     c80 = Cluster(servers=80, bandwidth_gbps=10)
     c2 = Cluster(servers=2, bandwidth_gbps=80)
@@ -160,10 +198,12 @@ def main() -> None:
     ap.add_argument("--penalty-max-iter", type=int, default=2_000)
     ap.add_argument("--no-highspy", action="store_true", help="skip the HiGHS reference (slow where splitting pays)")
     ap.add_argument("--classic", action="store_true", help="the earlier workloads and the Table III sweep instead")
+    ap.add_argument("--pricings", default=None,
+                    help="comma-separated pricings (e.g. paper,critical_path): global only, side by side")
     a = ap.parse_args()
     print(f"{platform.node()} {platform.processor() or platform.machine()}, {os.cpu_count()} cpus; {uptime()}")
     t0 = time.perf_counter()
-    (classic if a.classic else grid)(a)
+    (classic if a.classic else pricings if a.pricings else grid)(a)
     print(f"done in {time.perf_counter() - t0:.0f} s; {uptime()}")
     print("target (issue 14): global <= 0.1 s at every point; paper (Table III): 13 s per solve")
 

@@ -38,6 +38,17 @@ def test_manifest_covers_the_whole_mirror():
     assert on_disk == listed
 
 
+def test_pipedream_profiles_point_at_their_upstream_folder():
+    # PipeDream keeps GNMT under profiler/translation, the image classifiers under image_classification
+    graphs = [e for e in data.entries() if e.name.startswith("nona/") and e.name.endswith("/graph.txt")]
+    models = {e.name.split("/")[1] for e in graphs}
+    assert {"gnmt", "inception_v3", "nasnetamobile", "resnet18"} <= models
+    for e in graphs:
+        model = e.name.split("/")[1]
+        family = "translation" if model == "gnmt" else "image_classification"
+        assert e.urls[0].endswith(f"/profiler/{family}/profiles/{model}/graph.txt"), e.urls
+
+
 def test_manifest_entries_are_complete():
     for e in data.entries():
         assert e.license, e.name

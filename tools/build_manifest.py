@@ -64,6 +64,18 @@ def gh(repo_commit: tuple[str, str], path: str) -> str:
     return GH.format(repo=repo_commit[0], commit=repo_commit[1], path=path)
 
 
+# PipeDream keeps its translation models' profiles apart from the image classifiers'
+PIPEDREAM_TRANSLATION = {"gnmt"}
+
+
+def pipedream_path(rest: str) -> str:
+    """PipeDream's path of a mirror file under ``nona/`` (``rest`` is the path below ``nona/``)."""
+    if rest == "LICENSE.pipedream.txt":
+        return "LICENSE.txt"
+    family = "translation" if rest.split("/", 1)[0] in PIPEDREAM_TRANSLATION else "image_classification"
+    return f"profiler/{family}/profiles/{rest}"
+
+
 def pcs_sources(mirror: Path) -> dict[str, dict]:
     rows = {}
     with open(mirror / "pcs" / "MANIFEST.tsv", newline="") as fh:
@@ -76,8 +88,7 @@ def source_for(rel: str, pcs: dict[str, dict]) -> dict:
     """URL(s) and how the URL's bytes relate to the mirror copy, for one mirror path."""
     top, _, rest = rel.partition("/")
     if top == "nona":
-        path = "LICENSE.txt" if rest == "LICENSE.pipedream.txt" else f"profiler/image_classification/profiles/{rest}"
-        return {"urls": [gh(PIPEDREAM, path)]}
+        return {"urls": [gh(PIPEDREAM, pipedream_path(rest))]}
     if top == "decima":
         if rest == "model.pt":
             return {"urls": [gh(SPARK_SCHED_SIM, "models/decima/model.pt")]}

@@ -138,3 +138,49 @@ def test_gpt2_missing_graph_is_an_error(monkeypatch):
     monkeypatch.setattr(profiles, "graph_path", lambda m: None)
     with pytest.raises(FileNotFoundError, match="gpt2"):
         workload.inference_classes(["gpt2"])
+
+
+def test_close_dag_adds_a_zero_cost_virtual_root_and_sink():
+    g = nx.DiGraph([("a", "c"), ("b", "c"), ("c", "d"), ("c", "e")])
+    nx.set_node_attributes(g, 0.002, "work_s")
+    nx.set_edge_attributes(g, 1e6, "bytes")
+    h = workload.close_dag(g)
+    assert [n for n in h if h.in_degree(n) == 0] == [workload.VIRTUAL_ROOT]
+    assert [n for n in h if h.out_degree(n) == 0] == [workload.VIRTUAL_SINK]
+    assert sorted(h.succ[workload.VIRTUAL_ROOT]) == ["a", "b"] and sorted(h.pred[workload.VIRTUAL_SINK]) == ["d", "e"]
+    assert h.nodes[workload.VIRTUAL_ROOT]["work_s"] == 0 and h.nodes[workload.VIRTUAL_SINK]["work_s"] == 0
+    assert all(h.edges[e]["bytes"] == 0 for e in h.edges if workload.VIRTUAL_ROOT in e or workload.VIRTUAL_SINK in e)
+    assert g.number_of_nodes() == 5  # the input is not modified
+    closed = nx.DiGraph([("s", "x"), ("x", "t")])
+    assert workload.close_dag(closed) is closed
+    clash = nx.DiGraph([(workload.VIRTUAL_ROOT, "c"), ("b", "c")])
+    with pytest.raises(ValueError, match="already has a node named"):
+        workload.close_dag(clash)
+
+
+# (model, profile nodes, after contraction, after closing: +1 per side with several roots/sinks)
+PARALLEL = [("inception_v3", 326, 67, 68), ("nasnetamobile", 921, 264, 265), ("gnmt", 48, 40, 42)]
+
+
+@pytest.mark.parametrize("model, pre, post, closed", PARALLEL)
+def test_models_with_parallel_branches_load_and_close(model, pre, post, closed):
+    import numpy as np
+
+    from schedlab.nona import tables
+    from schedlab.nona.contraction import contract
+    from schedlab.nona.schedulers import TableScheduler
+    from schedlab.nona.sim import idle_jct
+
+    assert model in profiles.ALL_MODELS and model not in profiles.MODELS
+    g = profiles.load(model, drop_input_time=True)
+    assert (g.number_of_nodes(), contract(g).number_of_nodes()) == (pre, post)
+    (cls,) = inference_classes([model])
+    dag = cls.dag
+    assert dag.number_of_nodes() == closed
+    assert sum(dag.in_degree(n) == 0 for n in dag) == 1 and sum(dag.out_degree(n) == 0 for n in dag) == 1
+    profile_ms = sum(d["forward_ms"] for _, d in g.nodes(data=True))
+    assert cls.service_s(Cluster()) == pytest.approx(profile_ms / 1e3, rel=1e-12)
+    # the virtual nodes cost nothing: the whole job on one idle server takes exactly its compute
+    doc = tables.option_tables([cls], lambda *a: [tables.together_option(*a)])
+    jct = idle_jct(cls, Cluster(servers=4), TableScheduler(doc), rng=np.random.default_rng(0))
+    assert jct == pytest.approx(cls.service_s(Cluster()), rel=1e-12)

@@ -62,7 +62,9 @@ def nona_contract(path: str, as_json: bool, schedule: str) -> None:
 @click.option("--warmup", type=float, default=None, help="Warm-up, seconds (default 10% of --duration).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--models", default="gpt2,densenet121,vgg16,alexnet,resnet18", show_default=True,
-              help="Comma-separated inference classes (gpt2 needs data/generated/nona/gpt2/graph.txt).")
+              help="Comma-separated inference classes: the paper's five, or inception_v3, nasnetamobile, "
+                   "gnmt (PipeDream profiles with parallel branches; several roots/sinks get a zero-cost "
+                   "virtual root/sink). gpt2 needs data/generated/nona/gpt2/graph.txt.")
 @click.option("--tables", type=click.Path(dir_okay=False), default=None,
               help="Optimiser JSON (`schedlab nona solve --json`); required for nona, nona_star, expert.")
 @click.option("--decima-weights", type=click.Path(dir_okay=False), default=None,
@@ -108,11 +110,21 @@ def nona_simulate(scheme, load, bandwidth_gbps, servers, duration, warmup, seed,
                    "solver); local: softmax + L-BFGS multi-start; penalty: the paper's Lagrangian penalty, "
                    "first order.")
 @click.option("--models", default="gpt2,densenet121,vgg16,alexnet,resnet18", show_default=True,
-              help="Comma-separated inference classes (gpt2 needs data/generated/nona/gpt2/graph.txt).")
+              help="Comma-separated inference classes: the paper's five, or inception_v3, nasnetamobile, "
+                   "gnmt (PipeDream profiles with parallel branches; several roots/sinks get a zero-cost "
+                   "virtual root/sink). gpt2 needs data/generated/nona/gpt2/graph.txt.")
 @click.option("--comm-load", type=float, default=None, help="Background link load (default: --load).")
+@click.option("--pricing", type=click.Choice(["paper", "critical_path"]), default=None,
+              help="How a split subgraph's time is priced: paper = (X)-(XI) as typeset (parts priced as if "
+                   "parallel); critical_path = the longest path through the parts (a part waits for its "
+                   "predecessors in other parts, a job's transfers queue one after another on the link; "
+                   "what the simulator measures). Default: the library's DEFAULT_PRICING.")
+@click.option("--oversized", type=click.Choice(["error", "keep_together"]), default="error", show_default=True,
+              help="A subgraph with more than 100,000 placement options (inception_v3's auxiliary head, "
+                   "nasnetamobile, gnmt): an error, or kept on one server.")
 @click.option("--json", "as_json", is_flag=True, help="Print the optimiser JSON (the simulator's input).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Also write the JSON to this file.")
-def nona_solve(load, bandwidth_gbps, servers, method, models, comm_load, as_json, out):
+def nona_solve(load, bandwidth_gbps, servers, method, models, comm_load, pricing, oversized, as_json, out):
     """Solve Nona's placement optimisation (section III-C) for the section IV workload.
 
     With --json, stdout carries exactly one JSON object: anything the solvers might print goes
@@ -127,7 +139,8 @@ def nona_solve(load, bandwidth_gbps, servers, method, models, comm_load, as_json
         with contextlib.redirect_stdout(sys.stderr):  # stdout is reserved for the result
             res, doc = solve_point(load, bandwidth_gbps=bandwidth_gbps, servers=servers, method=method,
                                    models=[m.strip() for m in models.split(",") if m.strip()],
-                                   workload_kwargs={"comm_load": comm_load})
+                                   workload_kwargs={"comm_load": comm_load},
+                                   oversized=oversized, **({} if pricing is None else {"pricing": pricing}))
         text = json.dumps(doc, allow_nan=False)
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None

@@ -328,11 +328,16 @@ def _min_quadratic(a0: float, a1: float, a2: float, lo: float, hi: float) -> flo
 
 
 def _above(r_lo, r_hi, e0, e1, e2, lo: float, hi: float) -> np.ndarray:
-    """Per distribution: the chord through (lo, r_lo), (hi, r_hi) is >= e0 + e1 x + e2 x^2 on [lo, hi] (e2 <= 0)."""
-    sl = (r_hi - r_lo) / (hi - lo)
-    d0, d1, d2 = r_lo - sl * lo - e0, sl - e1, -e2  # chord minus the quadratic: convex (d2 >= 0)
-    x = np.clip(np.where(d2 > 0, -d1 / np.where(d2 > 0, 2.0 * d2, 1.0), lo), lo, hi)
-    m = np.minimum(np.minimum(d0 + (d1 + d2 * lo) * lo, d0 + (d1 + d2 * hi) * hi), d0 + (d1 + d2 * x) * x)
+    """Per distribution: the chord through (lo, r_lo), (hi, r_hi) is >= e0 + e1 x + e2 x^2 on [lo, hi] (e2 <= 0).
+
+    A distribution with one option has no other option (r = inf): inf - inf is NaN there and the
+    test answers False, so its chord bound is used (valid, if loose); NumPy's warning is silenced.
+    """
+    with np.errstate(invalid="ignore"):
+        sl = (r_hi - r_lo) / (hi - lo)
+        d0, d1, d2 = r_lo - sl * lo - e0, sl - e1, -e2  # chord minus the quadratic: convex (d2 >= 0)
+        x = np.clip(np.where(d2 > 0, -d1 / np.where(d2 > 0, 2.0 * d2, 1.0), lo), lo, hi)
+        m = np.minimum(np.minimum(d0 + (d1 + d2 * lo) * lo, d0 + (d1 + d2 * hi) * hi), d0 + (d1 + d2 * x) * x)
     return m >= 0
 
 

@@ -125,9 +125,16 @@ class OptionList(Sequence):
 
     __slots__ = ("_items", "_table")
 
-    def __init__(self, items: Sequence[Node]):
+    def __init__(self, items: Sequence[Node], together_only: bool = False):
         self._items = tuple(items)
-        self._table = _index_options(len(self._items))
+        # together_only: Omega_t cut to its first option (see :func:`options`, ``oversized``)
+        self._table = (((tuple(range(len(self._items))),), 0, 0),) if together_only else \
+            _index_options(len(self._items))
+
+    @property
+    def together_only(self) -> bool:
+        """True when this list holds only the all-together option of a larger Omega_t."""
+        return len(self._table) == 1 and len(self._items) > 1
 
     def __len__(self) -> int:
         return len(self._table)
@@ -159,18 +166,30 @@ class OptionList(Sequence):
         return f"OptionList({list(self)!r})" if len(self) <= 10 else f"OptionList(<{len(self)} options>)"
 
 
-def options(sub: Subgraph, max_options: int = DEFAULT_MAX_OPTIONS) -> OptionList:
+#: what :func:`options` does with a subgraph whose Omega_t exceeds ``max_options``
+OVERSIZED = ("error", "keep_together")
+
+
+def options(sub: Subgraph, max_options: int = DEFAULT_MAX_OPTIONS, oversized: str = "error") -> OptionList:
     """Omega_t of subgraph ``sub``, all-together option first (a lazy sequence of :class:`Option`).
 
     Raises ``ValueError`` if the subgraph has no source or sink (a DAG with several roots
-    or sinks) or if |Omega_t| exceeds ``max_options`` (the enumeration is exponential).
+    or sinks) or, with ``oversized="error"`` (default), if |Omega_t| exceeds ``max_options``
+    (the enumeration is exponential). ``oversized="keep_together"`` instead keeps such a
+    subgraph on one server: its list holds the all-together option only (no decision; the
+    list's ``together_only`` is True).
     """
     if sub.source is None or sub.sink is None:
         raise ValueError(f"subgraph {sub} has no single source/sink: Nona needs one root and one sink per DAG")
+    if oversized not in OVERSIZED:
+        raise ValueError(f"oversized must be one of {OVERSIZED}, got {oversized!r}")
     n = omega_size(len(sub.intermediate))
     if n > max_options:
+        if oversized == "keep_together":
+            return OptionList(sub.intermediate, together_only=True)
         raise ValueError(f"subgraph {sub.source}->{sub.sink} has {len(sub.intermediate)} intermediate tasks: "
-                         f"|Omega_t| = {n} options exceeds max_options={max_options}")
+                         f"|Omega_t| = {n} options exceeds max_options={max_options} (oversized='keep_together' "
+                         "keeps such a subgraph on one server instead)")
     return OptionList(sub.intermediate)
 
 
@@ -183,15 +202,18 @@ class ClassSpace:
     options: tuple[OptionList, ...]
 
 
-def class_space(name: str, dag: nx.DiGraph, max_options: int = DEFAULT_MAX_OPTIONS) -> ClassSpace:
-    """Split ``dag`` (contracted) at bottlenecks and enumerate Omega_t per subgraph."""
+def class_space(name: str, dag: nx.DiGraph, max_options: int = DEFAULT_MAX_OPTIONS,
+                oversized: str = "error") -> ClassSpace:
+    """Split ``dag`` (contracted) at bottlenecks and enumerate Omega_t per subgraph (``oversized``:
+    see :func:`options`)."""
     roots = [n for n in dag if dag.in_degree(n) == 0]
     sinks = [n for n in dag if dag.out_degree(n) == 0]
     if len(roots) != 1 or len(sinks) != 1:
         raise ValueError(f"{name}: Nona needs a DAG with exactly one root and one sink, got roots {roots} "
-                         f"and sinks {sinks}")
+                         f"and sinks {sinks}; schedlab.nona.workload.close_dag adds a zero-cost virtual root "
+                         "and sink (inference_classes does it for every model)")
     subs = tuple(bottleneck_subgraphs(dag))
-    return ClassSpace(name, subs, tuple(options(s, max_options) for s in subs))
+    return ClassSpace(name, subs, tuple(options(s, max_options, oversized) for s in subs))
 
 
 def space_size(spaces: Sequence[ClassSpace]) -> tuple[int, int]:

@@ -14,6 +14,8 @@ Node attributes after :func:`read_graph`:
 ``activation_bytes``  output tensor bytes (a ``[a; b]`` list is summed, as PipeDream does)
 ``parameter_bytes``   parameter bytes
 ``stage_id``       PipeDream stage, only in partitioned graphs (else absent)
+``number_text``    ``{metadata key: text}`` for numbers not written in PipeDream's 3-decimal
+                   form (GNMT's profile writes ``activation_size=0.0``); only when present
 =================  ====================================================================
 
 Node and edge order of the file are kept (graph insertion order and the ``order`` edge
@@ -81,11 +83,16 @@ def _parse_metadata(text: str, source: str, lineno: int) -> dict:
         if key == "activation_size" and value.startswith("["):
             if not value.endswith("]"):
                 raise GraphFormatError(source, lineno, f"unterminated activation list {value!r}")
-            parts = tuple(_number(v.strip(), source, lineno, key) for v in value[1:-1].split(";"))
+            texts = [v.strip() for v in value[1:-1].split(";")]
+            parts = tuple(_number(v, source, lineno, key) for v in texts)
             attrs["activation_sizes"] = parts
             attrs["activation_bytes"] = float(sum(parts))
+            if value != "[" + "; ".join(_fmt(a) for a in parts) + "]":  # kept for writing back
+                attrs.setdefault("number_text", {})["activation_sizes"] = value
         else:
             attrs[_ATTR[key]] = _number(value, source, lineno, key)
+            if value != _fmt(attrs[_ATTR[key]]):  # e.g. GNMT's "activation_size=0.0": kept for writing back
+                attrs.setdefault("number_text", {})[key] = value
     return attrs
 
 
@@ -163,15 +170,26 @@ def _fmt(x: float) -> str:
     return f"{x:.3f}"  # PipeDream's own formatting
 
 
+def _text(attrs: dict, key: str) -> str:
+    """A metadata number as the file wrote it, if it was read from a file and is unchanged;
+    else PipeDream's 3-decimal form."""
+    x = attrs[_ATTR[key]]
+    raw = attrs.get("number_text", {}).get(key)
+    return raw if raw is not None and float(raw) == x else _fmt(x)
+
+
 def format_node(node_id: str, attrs: dict) -> str:
     if "activation_sizes" in attrs:
         act = "[" + "; ".join(_fmt(a) for a in attrs["activation_sizes"]) + "]"
+        raw = attrs.get("number_text", {}).get("activation_sizes")
+        if raw is not None and tuple(float(v) for v in raw[1:-1].split(";")) == tuple(attrs["activation_sizes"]):
+            act = raw
     else:
-        act = _fmt(attrs["activation_bytes"])
+        act = _text(attrs, "activation_size")
     line = (
-        f"{node_id}{SEP}{attrs['desc']}{SEP}forward_compute_time={_fmt(attrs['forward_ms'])}, "
-        f"backward_compute_time={_fmt(attrs['backward_ms'])}, activation_size={act}, "
-        f"parameter_size={_fmt(attrs['parameter_bytes'])}"
+        f"{node_id}{SEP}{attrs['desc']}{SEP}forward_compute_time={_text(attrs, 'forward_compute_time')}, "
+        f"backward_compute_time={_text(attrs, 'backward_compute_time')}, activation_size={act}, "
+        f"parameter_size={_text(attrs, 'parameter_size')}"
     )
     if "stage_id" in attrs:
         line += f"{SEP}stage_id={attrs['stage_id']}"

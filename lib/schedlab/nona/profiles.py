@@ -5,10 +5,18 @@ PipeDream profile; the project traces one itself (Nona optimiser issue) into
 ``data/generated/nona/gpt2/graph.txt``. Until that file exists, GPT-2 is reported as a
 missing input rather than guessed.
 
+Three more PipeDream profiles are usable by name (:data:`EXTRA_MODELS`, not in the paper):
+``inception_v3``, ``nasnetamobile`` and ``gnmt``, whose DAGs have parallel branches that carry
+compute. ``inception_v3`` and ``nasnetamobile`` have several sinks (auxiliary heads) and
+``gnmt`` several roots and sinks; :func:`schedlab.nona.workload.close_dag` gives them the one
+root and one sink Nona's decision space needs.
+
 Examples
 --------
 >>> MODELS
 ('gpt2', 'densenet121', 'vgg16', 'alexnet', 'resnet18')
+>>> EXTRA_MODELS
+('inception_v3', 'nasnetamobile', 'gnmt')
 >>> raw_input_name("resnet18")
 'nona/resnet18/graph.txt'
 """
@@ -25,6 +33,9 @@ from schedlab.nona.contraction import contract
 from schedlab.nona.graphs import read_graph
 
 MODELS: tuple[str, ...] = ("gpt2", "densenet121", "vgg16", "alexnet", "resnet18")  # Table II order
+#: PipeDream profiles with real parallel branches (not in the paper; shown beside its models)
+EXTRA_MODELS: tuple[str, ...] = ("inception_v3", "nasnetamobile", "gnmt")
+ALL_MODELS: tuple[str, ...] = MODELS + EXTRA_MODELS
 GENERATED_MODELS = {"gpt2"}
 MIB = 2**20
 
@@ -39,8 +50,8 @@ def raw_input_name(model: str) -> str:
 
 
 def _check(model: str) -> None:
-    if model not in MODELS:
-        raise ValueError(f"unknown Nona model {model!r}; expected one of {', '.join(MODELS)}")
+    if model not in ALL_MODELS:
+        raise ValueError(f"unknown Nona model {model!r}; expected one of {', '.join(ALL_MODELS)}")
 
 
 def graph_path(model: str) -> Path | None:

@@ -464,6 +464,37 @@ def simulate(
     return SimResult(jobs, stats)
 
 
+def idle_jct(job_class: Any, cluster: Any, scheduler: Scheduler, *, rng: np.random.Generator) -> float:
+    """The completion time of ONE job of ``job_class`` arriving on an idle cluster (no other job).
+
+    Runs the oblivious event loop of :func:`simulate` on a single arrival at time 0, so the
+    job meets no queue but its own: its tasks share their servers and its transfers share the
+    link (FIFO), exactly as in a full run. What the optimiser's model predicts for the same
+    placement at link wait phi = 0 (``tests/nona/test_model_vs_sim.py`` compares them).
+
+    Parameters
+    ----------
+    job_class : an inference ``JobClass``-like object (see :func:`compile_class`).
+    cluster : ``Cluster``-like.
+    scheduler : an oblivious scheme (``live = False``); a table scheme with probability-1
+        options places the job deterministically.
+    rng : the placement's random stream (which servers; irrelevant on an idle cluster).
+    """
+    if getattr(scheduler, "live", True):
+        raise SimInputError(f"idle_jct needs an oblivious scheme (one that places a job at arrival), got "
+                            f"{getattr(scheduler, 'name', scheduler)!r}")
+    if not isinstance(rng, np.random.Generator):
+        raise SimInputError("rng must be a numpy.random.Generator")
+    cls = compile_class(job_class, 0)
+    if cls.is_comm:
+        raise SimInputError(f"job class {cls.name!r}: idle_jct needs a compute job, got a communication job")
+    servers, mu, nu = check_cluster(cluster)
+    scheduler.prepare([cls], servers)
+    state = _run_oblivious([cls], servers, mu, nu, scheduler, np.zeros(1), np.zeros(1, dtype=np.int64),
+                           UniformStream(rng), False)
+    return float(state["completion"][0])
+
+
 def _run_oblivious(classes, servers, mu, nu, scheduler, arr_t, arr_c, stream, progress):
     """Event loop for schemes that place a whole job at its arrival (no state visible)."""
     nj = len(arr_t)

@@ -249,12 +249,14 @@ def opportunistic_tables(classes: Sequence[Any], branches: str = "chains") -> di
 # --------------------------------------------------------------------------------------
 
 
-def solve_tables(job_classes, cluster, path: str | Path, *, load: float, method: str = "global") -> Path:
-    """Run the optimiser (``schedlab.nona.optimise``) for one point and write its JSON to ``path``."""
+def solve_tables(job_classes, cluster, path: str | Path, *, load: float, method: str = "global",
+                 pricing: str | None = None) -> Path:
+    """Run the optimiser (``schedlab.nona.optimise``) for one point and write its JSON to ``path``
+    (``pricing``: see :func:`schedlab.nona.optimise.solve`; ``None``: the library default)."""
     from schedlab.io import atomic_write_json
     from schedlab.nona import optimise
 
-    res = optimise.solve(job_classes, cluster, method=method)
+    res = optimise.solve(job_classes, cluster, method=method, pricing=pricing)
     atomic_write_json(path, optimise.to_json(res, load))
     return Path(path)
 

@@ -205,6 +205,46 @@ def dag_from_profile(g: nx.DiGraph, scale: float = 1.0) -> nx.DiGraph:
     return out
 
 
+VIRTUAL_ROOT = "virtual_root"
+VIRTUAL_SINK = "virtual_sink"
+
+
+def close_dag(dag: nx.DiGraph) -> nx.DiGraph:
+    """``dag`` with one root and one sink: a zero-cost virtual root and/or sink where it has several.
+
+    Nona's decision space (section III-C) cuts a DAG at its bottleneck nodes, which needs one
+    root and one sink. A DAG with several roots gets a node :data:`VIRTUAL_ROOT` feeding every
+    root; one with several sinks a node :data:`VIRTUAL_SINK` fed by every sink. Both do no work
+    (``work_s = 0``) and their edges carry no data (``bytes = 0``), so they change no completion
+    time: in the simulator a zero-byte edge never crosses the link, and the ``critical_path``
+    pricing charges it nothing (the ``paper`` pricing charges a crossing edge the link wait phi
+    even at zero bytes, as (IX) is typeset). A DAG that already has one root and one sink is
+    returned unchanged (the same object).
+
+    >>> g = nx.DiGraph([("a", "c"), ("b", "c"), ("c", "d"), ("c", "e")])
+    >>> nx.set_node_attributes(g, 1.0, "work_s"); nx.set_edge_attributes(g, 8.0, "bytes")
+    >>> h = close_dag(g)
+    >>> sorted(h.succ[VIRTUAL_ROOT]), sorted(h.pred[VIRTUAL_SINK]), h.nodes[VIRTUAL_SINK]["work_s"]
+    (['a', 'b'], ['d', 'e'], 0.0)
+    """
+    roots = [n for n in dag if dag.in_degree(n) == 0]
+    sinks = [n for n in dag if dag.out_degree(n) == 0]
+    if len(roots) <= 1 and len(sinks) <= 1:
+        return dag
+    for name in (VIRTUAL_ROOT, VIRTUAL_SINK):
+        if name in dag:
+            raise ValueError(f"{dag.graph.get('name', 'dag')}: already has a node named {name!r}; "
+                             "cannot add the virtual root/sink")
+    out = dag.copy()
+    if len(roots) > 1:
+        out.add_node(VIRTUAL_ROOT, work_s=0.0, members=(), parameter_bytes=0.0)
+        out.add_edges_from(((VIRTUAL_ROOT, r) for r in roots), bytes=0.0)
+    if len(sinks) > 1:
+        out.add_node(VIRTUAL_SINK, work_s=0.0, members=(), parameter_bytes=0.0)
+        out.add_edges_from(((s, VIRTUAL_SINK) for s in sinks), bytes=0.0)
+    return out
+
+
 def inference_classes(
     models: Sequence[str] = profiles.MODELS,
     *,
@@ -216,7 +256,9 @@ def inference_classes(
 
     Parameters
     ----------
-    models : model names of :data:`schedlab.nona.profiles.MODELS`. GPT-2 needs the traced
+    models : model names of :data:`schedlab.nona.profiles.ALL_MODELS` (the paper's five and the
+        three with parallel branches; DAGs with several roots or sinks are closed by
+        :func:`close_dag`). GPT-2 needs the traced
         graph (``data/generated/nona/gpt2/graph.txt``); a missing graph is an error.
     query_scale : multiplier of task times and transfer bytes (the query scaling; see the
         module docstring). Default 1: one query = one profiled minibatch.
@@ -237,7 +279,7 @@ def inference_classes(
     for m in models:
         g = profiles.load(m, drop_input_time=True)
         scale = query_scale / profiled_batch(g) if per_sample else query_scale
-        dag = dag_from_profile(g, scale)
+        dag = close_dag(dag_from_profile(g, scale))  # several roots/sinks: virtual ones (no cost)
         if m in time_scale:
             for _, d in dag.nodes(data=True):
                 d["work_s"] *= float(time_scale[m])
