@@ -10,17 +10,27 @@ PROFILE ?=
 export PATH := $(abspath $(BIN)):$(PATH)
 
 .DEFAULT_GOAL := help
-.PHONY: help reproduce test lab bench notebooks-sync clean-outputs
+.PHONY: help reproduce test lab lock bench notebooks-sync clean-outputs
 
 help:  ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
 
-# one stamp per set of extras: `$(VENV)/.installed-test,trace` installs .[test,trace]
-$(VENV)/.installed-%: pyproject.toml
+# one stamp per set of extras: `$(VENV)/.installed-test,trace` installs .[test,trace], every package at
+# the exact version requirements/lock.txt names (pyproject.toml keeps ranges for library users)
+LOCK := requirements/lock.txt
+$(VENV)/.installed-%: pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[$*]'
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e '.[$*]'
 	touch $@
+
+# refresh the pinned versions on purpose (newest that pyproject.toml allows), then run `make reproduce`
+# and commit dvc.lock with the new requirements/lock.txt: other versions can change outputs' last bits
+lock:  ## re-pin requirements/lock.txt (then make reproduce, and commit dvc.lock with it)
+	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet -e '.[test,trace,lab]'
+	{ sed -n '1,/^# ---/p' $(LOCK); .venv-lock/bin/python -m pip freeze --exclude-editable | sort -f; } > $(LOCK).new
+	mv $(LOCK).new $(LOCK) && rm -rf .venv-lock
 
 # the trace extra (torch CPU) is needed by nona_decima_train (REINFORCE gradients); inference
 # everywhere else is NumPy. PROFILE=teaching|paper runs in runs/PROFILE/, a copy of the working
