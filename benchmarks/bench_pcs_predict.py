@@ -47,13 +47,12 @@ def fifo_side_by_side(cases) -> list[str]:
         w = trace(name, n)
         mask = np.ones(len(w), dtype=np.uint8)
         t0 = time.perf_counter()
-        a = S._simulate_fast(w, fifo, 64, mask, None, fifo_window=True)
+        a, events = S._simulate_fast(w, fifo, 64, mask, None, fifo_window=True)
         t1 = time.perf_counter()
-        events = S.LAST_EVENT_COUNTS[1]
-        b = S._simulate_fast(w, fifo, 64, mask, None, fifo_window=False)
+        b, _ = S._simulate_fast(w, fifo, 64, mask, None, fifo_window=False)
         t2 = time.perf_counter()
         lines.append(f"{name:8s} {len(w):6d} {t1 - t0:9.2f} {t2 - t1:10.2f} "
-                     f"{(t2 - t1) / (t1 - t0):6.1f}x {events:14d} {a.equals(b)}")
+                     f"{(t2 - t1) / (t1 - t0):6.1f}x {events.replay:14d} {a.equals(b)}")
         print(lines[-1], flush=True)
     return lines
 
@@ -66,10 +65,13 @@ def paper_profile(sample: int = 5000) -> list[str]:
         w = trace(name)
         for lab in X.fig7_labels(name, POLICIES):
             t0 = time.perf_counter()
-            df = X.simulate_label((w, X.fig7_config_key(name), lab), 64, predict_sample=sample)
+            # as X.simulate_label((w, key, lab), 64, predict_sample=sample), with its events
+            policy = X.policy_set([lab], X.fig7_config_key(name))[lab]
+            df, events = S.simulate_counted(w, policy, 64, predict=True, predict_sample=sample,
+                                            rng=np.random.default_rng(0))
             wall = time.perf_counter() - t0
             walls.append(wall)
-            lines.append(f"{name:8s} {lab:9s} {len(w):6d} {wall:8.1f} {S.LAST_EVENT_COUNTS[1]:14d} "
+            lines.append(f"{name:8s} {lab:9s} {len(w):6d} {wall:8.1f} {events.replay:14d} "
                          f"{int((df.estimated_end_time != -1).sum())}  ({load()})")
             print(lines[-1], flush=True)
     lines.append(f"sum {sum(walls):.0f} s; longest task {max(walls):.0f} s; on 2 workers the stage "

@@ -10,11 +10,15 @@ predicted) at (jobs, GPUs) = (1024, 1024), (1024, 256), (2001, 64); what a Fig. 
 evaluates (8 uniformly random configurations of the heuristic space, and of the raw space, at
 each 9b size from 1024 x 128 to 1024 x 1024 and at 2001 x 64: summed); and the Fig. 7 policies
 whose replays are the paper profile's longest (Themis with 600 s leases, PCS-bal, AFS) on
-the first ``--jobs`` jobs of Philly trace b436b2, ``predict_sample=5000``.
+the first ``--jobs`` jobs of Philly trace b436b2, ``predict_sample=5000``; and the Fig. 8
+randomised-AFS loop (:mod:`schedlab.pcs._engine_rafs`, seed 1954: 3000 gavel jobs, every
+arrival predicted), whose outputs and stream state are compared too.
 
-Run: ``.venv/bin/python benchmarks/bench_pcs_replay.py [--baseline d572d53] [--out FILE]``
-(needs the git history: the baseline's ``lib/schedlab/pcs/_engine.py`` is read with
-``git show``).
+Run: ``.venv/bin/python benchmarks/bench_pcs_replay.py [--baseline 9100db7] [--out FILE]``
+(needs the git history: the baseline's ``lib/schedlab/pcs/_engine.py`` and
+``_engine_rafs.py`` are read with ``git show``; a baseline whose ``run`` takes the fields of
+:class:`schedlab.pcs._engine.EngineArgs` positionally, as every engine before the typed
+bundle did).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from _report import say
 from schedlab import data
 from schedlab.pcs import experiments as X, load_trace
 from schedlab.pcs import sim as S
+from schedlab.pcs.generators import authors_rng, generate
 from schedlab.pcs.pareto import HeuristicSpace, RawSpace, wfq_policy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,17 +51,40 @@ def load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def baseline_kernels(commit: str, where: Path):
-    """The compiled engine of ``commit``, imported under another name."""
-    src = subprocess.run(["git", "show", f"{commit}:lib/schedlab/pcs/_engine.py"], cwd=ROOT,
-                         check=True, capture_output=True, text=True).stdout
-    path = where / f"_engine_{commit}.py"
+def _import_source(name: str, src: str, where: Path):
+    """Module ``name`` from source text ``src`` (written under ``where``)."""
+    path = where / f"{name}.py"
     path.write_text(src)
-    spec = importlib.util.spec_from_file_location(f"_engine_{commit}", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
     return mod
+
+
+def _git_show(commit: str, path: str) -> str:
+    return subprocess.run(["git", "show", f"{commit}:{path}"], cwd=ROOT, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def baseline_kernels(commit: str, where: Path):
+    """The compiled engines of ``commit`` (general loop, randomised-AFS loop), imported under
+    other names; the AFS loop is pointed at the baseline's general engine."""
+    eng = _import_source(f"_engine_{commit}", _git_show(commit, "lib/schedlab/pcs/_engine.py"),
+                         where)
+    rafs_src = _git_show(commit, "lib/schedlab/pcs/_engine_rafs.py")
+    hook = "from schedlab.pcs import _engine as E\n"
+    if hook not in rafs_src:
+        raise RuntimeError(f"{commit}: _engine_rafs.py does not import the engine as expected")
+    rafs_src = rafs_src.replace(hook, f"import {eng.__name__} as E\n")
+    rafs = _import_source(f"_engine_rafs_{commit}", rafs_src, where)
+    return eng, rafs
+
+
+def runner_of(kernels):
+    """What runs an :class:`~schedlab.pcs._engine.EngineArgs` bundle: today's
+    :func:`schedlab.pcs._engine.run` (``None``) or the baseline's positional ``run``."""
+    return None if kernels is None else (lambda args: int(kernels.run(*args)))
 
 
 def trace(name: str, n: int | None = None):
@@ -91,21 +119,69 @@ def timed(w, policies, gpus, mask, kernels):
     outs, events = [], 0
     for policy in policies:
         try:
-            outs.append(S._simulate_fast(w, policy, gpus, mask, None, kernels=kernels))
-            events += S.LAST_EVENT_COUNTS[1]
+            out, ev = S._simulate_fast(w, policy, gpus, mask, None, runner=runner_of(kernels))
+            outs.append(out)
+            events += ev.replay
         except S.SimulationError as e:
             outs.append(str(e))
     return time.process_time() - c0, outs, events
 
 
+def timed_rafs(seed: int, rafs) -> tuple[float, list, int]:
+    """CPU seconds of the Fig. 8 randomised-AFS run of ``seed`` on the loop module ``rafs``,
+    its outputs (per-job arrays and the stream's final state) and its replay events."""
+    from schedlab.pcs import _engine_rafs as R
+    from schedlab.pcs._engine import engine_arrays
+
+    rng = authors_rng(seed)
+    w = generate("gavel", 3000, rng, load=1.2, gpus=64)  # the stream continues below
+    mt, _ = R.mt_from_randomstate(rng)
+    F, I = engine_arrays(w, None)
+    n = len(w)
+    est_start, est_end = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    counters = np.zeros(2, dtype=np.int64)
+    c0 = time.process_time()
+    rc = rafs.run(F, I, w.rows(), 64, np.ones(n, np.uint8), False, mt, est_start, est_end,
+                  counters)
+    return time.process_time() - c0, [rc, F, I, est_start, est_end, mt], int(counters[1])
+
+
 def same_outputs(a: list, b: list) -> bool:
-    return all(x == y if isinstance(x, str) or isinstance(y, str) else x.equals(y)
-               for x, y in zip(a, b))
+    def same(x, y) -> bool:
+        if isinstance(x, np.ndarray):
+            return np.array_equal(x, y)
+        if isinstance(x, (str, int)) or isinstance(y, (str, int)):
+            return x == y
+        return x.equals(y)
+
+    return all(same(x, y) for x, y in zip(a, b))
+
+
+def rafs_side_by_side(old_rafs, repeats: int) -> None:
+    """The Fig. 8 randomised-AFS loop, baseline against today's, alternating."""
+    from schedlab.pcs import _engine_rafs as new_rafs
+    from schedlab.pcs._engine import engine_arrays
+
+    w = generate("gavel", 30, authors_rng(1), load=1.2, gpus=64)
+    for mod in (old_rafs, new_rafs):  # compile outside the timings
+        F, I = engine_arrays(w, None)
+        mod.run(F, I, w.rows(), 64, np.ones(30, np.uint8), False,
+                new_rafs.mt_from_randomstate(np.random.RandomState(1))[0],
+                np.full(30, -1), np.full(30, -1), np.zeros(2, np.int64))
+    best = {"old": np.inf, "new": np.inf}
+    same = True
+    for _ in range(repeats):
+        t_old, a, ev_old = timed_rafs(1954, old_rafs)
+        t_new, b, ev_new = timed_rafs(1954, new_rafs)
+        best["old"], best["new"] = min(best["old"], t_old), min(best["new"], t_new)
+        same = same and same_outputs(a, b) and ev_old == ev_new
+    say(f"{'Fig. 8 AFS randomised 3000 (1954)':34s} {best['old']:10.2f} {best['new']:8.2f} "
+        f"{best['old'] / best['new']:6.2f}x {ev_new:14d} {same}  ({load()})")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--baseline", default="d572d53", help="commit whose engine is the baseline")
+    ap.add_argument("--baseline", default="9100db7", help="commit whose engine is the baseline")
     ap.add_argument("--jobs", type=int, default=3000, help="jobs of b436b2 in the Fig. 7 cases")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--only", default="", help="run only the cases whose name contains this")
@@ -119,7 +195,9 @@ def main() -> None:
         f"{args.baseline}; CPU seconds, best of {args.repeats} alternating runs")
     say(f"{'case':34s} {'baseline s':>10s} {'new s':>8s} {'ratio':>7s} {'replay events':>14s} identical")
     with tempfile.TemporaryDirectory() as tmp:
-        old = baseline_kernels(args.baseline, Path(tmp))
+        old, old_rafs = baseline_kernels(args.baseline, Path(tmp))
+        if args.only in "Fig. 8 AFS randomised":
+            rafs_side_by_side(old_rafs, args.repeats)
         for name, w, policies, gpus, mask in cases(args.jobs):
             if args.only not in name:
                 continue
@@ -133,7 +211,7 @@ def main() -> None:
                 best["old"], best["new"] = min(best["old"], t_old), min(best["new"], t_new)
                 same = same and same_outputs(a, b) and ev_old == ev_new
             say(f"{name:34s} {best['old']:10.2f} {best['new']:8.2f} "
-                f"{best['old'] / best['new']:6.1f}x {ev_new:14d} {same}  ({load()})")
+                f"{best['old'] / best['new']:6.2f}x {ev_new:14d} {same}  ({load()})")
     say(f"{load()} at end")
 
 

@@ -16,7 +16,7 @@ import argparse
 import time
 
 from schedlab.pcs import make_policy, simulate
-from schedlab.pcs import sim as S
+from schedlab.pcs.sim import simulate_counted
 from schedlab.pcs.artifacts import RUNS, compare, load_run, run_config, trace_0e4a51
 
 
@@ -29,12 +29,13 @@ def timed(w, name, reps=3, policy=None):
     best, cpu = float("inf"), float("inf")
     for _ in range(reps):
         t, c = time.perf_counter(), time.process_time()
-        out = simulate(w, policy if policy is not None else _policy(name), 64, predict=True)
+        out, ev = simulate_counted(w, policy if policy is not None else _policy(name), 64,
+                                   predict=True)
         wall = time.perf_counter() - t
         if wall < best:
             best, cpu = wall, time.process_time() - c
     timed.cpu = cpu
-    return best, out, sum(S.LAST_EVENT_COUNTS), list(S.LAST_EVENT_COUNTS)
+    return best, out, ev.total, list(ev)
 
 
 def main() -> None:

@@ -12,7 +12,8 @@ from schedlab.pcs import _engine_rafs as R
 from schedlab.pcs.artifacts import compare, load_run
 from schedlab.pcs.generators import authors_rng, generate
 from schedlab.pcs.policies import AFS, RandomisedAFS
-from schedlab.pcs.sim import _HeapEnd, fig8_afs_run, simulate, simulate_randomised_afs
+from schedlab.pcs.hooks import _HeapEnd
+from schedlab.pcs.sim import fig8_afs_run, simulate, simulate_randomised_afs
 from schedlab.pcs.workload import Workload
 
 _AFS = "pcs/artifact_runs/workload3_gavel_load1.2_5seeds/AFS_64_1.2_gavel-contsingle_{}.csv.gz"

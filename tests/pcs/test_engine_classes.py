@@ -11,6 +11,8 @@ import pandas as pd
 import pytest
 
 from schedlab.pcs import _engine as E
+from schedlab.pcs import _kernels_wfq as K
+from schedlab.pcs.fairshare import integer_weights
 from schedlab.pcs.artifacts import trace_0e4a51
 from schedlab.pcs.configs import WFQConfig, heuristic_config
 from schedlab.pcs.policies import make_policy
@@ -32,7 +34,7 @@ def test_many_classes_exact_path_equals_reference(w150):
     # T = 0.05 splits the 150 sizes into many classes; W = 0.1 keeps every weight > 0
     cfg = heuristic_config(w150.service, T=0.05, W=0.1, zeta_min=0.5, delta=0.3)
     assert cfg.num_classes > 8
-    P, L = E.integer_weights([Fraction(r).numerator for r in cfg.rates],
+    P, L = integer_weights([Fraction(r).numerator for r in cfg.rates],
                              [Fraction(r).denominator for r in cfg.rates])
     assert L * int(w150.demand.sum() + 1) < 2**53  # the integer closed form is used
     a, b = _both(w150, cfg)
@@ -53,7 +55,7 @@ def test_many_classes_fraction_path_equals_reference(w150):
     # 10 classes whose weights' common denominator forces the Fraction fallback (cached)
     rates = _prime_weights(10)
     assert all(r > 0 for r in rates)
-    P, L = E.integer_weights([r.numerator for r in rates], [r.denominator for r in rates])
+    P, L = integer_weights([r.numerator for r in rates], [r.denominator for r in rates])
     assert L * 64 >= 2**53
     thr = np.quantile(w150.service, np.linspace(0.1, 0.9, 9)).astype(int).astype(float)
     cfg = WFQConfig(tuple(thr) + (math.inf,), rates, 0.3, 0.2, "primes")
@@ -77,11 +79,11 @@ def test_exact_allocation_many_and_zero_weights():
         num = rng.integers(0, 60, size=nc) * (rng.random(nc) < 0.8)
         num[rng.integers(nc)] += 1
         den = np.full(nc, int(num.sum()))
-        P, _ = E.integer_weights(num, den)
+        P, _ = integer_weights(num, den)
         cd = rng.integers(0, 40, size=nc) * rng.integers(0, 2, size=nc)
         g = int(rng.integers(1, 128))
-        a = E.wfq_class_alloc(cd, num, den, g)
-        b = E.class_alloc_exact(cd.astype(np.int64), P, g)
+        a = K.wfq_class_alloc(cd, num, den, g)
+        b = K.class_alloc_exact(cd.astype(np.int64), P, g)
         assert a.tolist() == b.tolist(), (num.tolist(), cd.tolist(), g)
 
 
@@ -89,16 +91,16 @@ def test_class_alloc_cache_survives_hash_collision():
     num = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], dtype=np.int64)
     den = np.full(11, 66, dtype=np.int64)
     cd = np.array([3, 0, 5, 1, 0, 2, 9, 4, 0, 7, 6], dtype=np.int64)
-    want = E.wfq_class_alloc(cd, num, den, 16)
+    want = K.wfq_class_alloc(cd, num, den, 16)
     cache = E.new_cache()
-    got = E._class_alloc_cached(cd, num, den, 16, cache)
+    got = K._class_alloc_cached(cd, num, den, 16, cache)
     assert got.tolist() == want.tolist() and len(cache) == 1
-    assert E._class_alloc_cached(cd, num, den, 16, cache).tolist() == want.tolist()
+    assert K._class_alloc_cached(cd, num, den, 16, cache).tolist() == want.tolist()
     # plant a wrong entry under the same key with a different demand vector: not used
     (key,) = list(cache.keys())
     fake = np.concatenate([cd[::-1].astype(float), np.full(11, 99.0)])
     cache[key] = fake
-    assert E._class_alloc_cached(cd, num, den, 16, cache).tolist() == want.tolist()
+    assert K._class_alloc_cached(cd, num, den, 16, cache).tolist() == want.tolist()
 
 
 @pytest.mark.parametrize("which", ["one_class", "three_classes"])

@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from schedlab.pcs import _engine as E
+from schedlab.pcs import _engine_core as E
+from schedlab.pcs._kernels_simple import _afs
+from schedlab.pcs._kernels_themis import _hinted_pool, _themis, _themis_keys, _themis_sort, new_hint
 
 KEYS = {
     "random": lambda rng, n: rng.normal(size=n),
@@ -48,7 +50,7 @@ def test_hinted_first_sort_is_the_stable_sort_of_positions(case, start, seed):
     act = rng.permutation(1000)[:n].astype(np.int64)  # job ids, not positions
     I = np.zeros((E.NI, 1000), dtype=np.int64)
     I[E.DEM] = rng.integers(1, 9, 1000)
-    hint = E.new_hint(1000)
+    hint = new_hint(1000)
     # an older order (random, or nearly the answer: cheap enough for the insertion sort),
     # without the jobs that are new since
     older = rng.permutation(n) if start == "random" else _near_order(rng, keys_by_pos)
@@ -56,11 +58,11 @@ def test_hinted_first_sort_is_the_stable_sort_of_positions(case, start, seed):
     hint[0, :len(prev)] = prev
     hint[0, 1000] = len(prev)
     pool = np.empty(n, dtype=np.int64)
-    E._hinted_pool(act, n, hint, pool)
+    _hinted_pool(act, n, hint, pool)
     assert sorted(pool.tolist()) == list(range(n))
     keys = keys_by_pos[pool].copy()
     sufmax = np.zeros(n, dtype=np.int64)
-    E._themis_sort(act, pool, 0, n, I, keys, sufmax, True)
+    _themis_sort(act, pool, 0, n, I, keys, sufmax, True)
     want = np.argsort(-keys_by_pos, kind="mergesort")
     np.testing.assert_array_equal(pool, want)
     np.testing.assert_array_equal(keys, keys_by_pos[want])
@@ -101,15 +103,15 @@ def test_themis_with_a_hint_allocates_as_without(speedup, seed):
     N = F.shape[1]
     alive = list(range(20))
     nxt = 20
-    hint = E.new_hint(N)
-    none = E.new_hint(0)
+    hint = new_hint(N)
+    none = new_hint(0)
     t = 10_000_000
     for _ in range(40):
         act = np.array(alive, dtype=np.int64)
         n = len(act)
         a, b = np.zeros(n), np.zeros(n)
-        E._themis(t, act, n, F, I, rows, 32, speedup, a, hint)
-        E._themis(t, act, n, F, I, rows, 32, speedup, b, none)
+        _themis(t, act, n, F, I, rows, 32, speedup, a, hint)
+        _themis(t, act, n, F, I, rows, 32, speedup, b, none)
         np.testing.assert_array_equal(a, b)
         # the call leaves its first sort's order (every active job once) for the next one
         assert hint[0, N] == n and sorted(hint[0, :n].tolist()) == sorted(act.tolist())
@@ -132,9 +134,9 @@ def test_partial_rekey_equals_a_full_rekey():
     t = 50_000_000_000
     for keyed, residual in [(32, 7), (7, 3), (16, 16), (8, 1)]:
         full, part = np.empty(n), np.empty(n)
-        E._themis_keys(t, act, pool, 0, n, keyed, F, I, rows, 32, True, part)
-        E._themis_keys(t, act, pool, 0, n, residual, F, I, rows, 32, True, part, keyed)
-        E._themis_keys(t, act, pool, 0, n, residual, F, I, rows, 32, True, full)
+        _themis_keys(t, act, pool, 0, n, keyed, F, I, rows, 32, True, part)
+        _themis_keys(t, act, pool, 0, n, residual, F, I, rows, 32, True, part, keyed)
+        _themis_keys(t, act, pool, 0, n, residual, F, I, rows, 32, True, full)
         np.testing.assert_array_equal(part, full)
 
 
@@ -163,7 +165,7 @@ def test_resumed_afs_tournament_equals_the_reference_policy(seed):
     rows[dup[1::2]] = rows[dup[::2]]
     act = rng.permutation(n).astype(np.int64)
     out = np.zeros(n)
-    E._afs(act, n, F, I, rows, gpus, out)
+    _afs(act, n, F, I, rows, gpus, out)
     world = SimpleNamespace(act=lambda: act, rows=rows, demand=I[E.DEM], est_rem=F[E.EREM],
                             gpus=gpus)
     want = AFS().allocate(world)

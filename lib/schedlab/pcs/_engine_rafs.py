@@ -3,10 +3,11 @@
 The readable specification is the reference engine with the policy's hooks
 (:func:`schedlab.pcs.sim.simulate` with ``engine="reference"``:
 :meth:`RandomisedAFS.allocate <schedlab.pcs.policies.RandomisedAFS.allocate>`,
-:func:`~schedlab.pcs.sim.next_end_heap`, :func:`~schedlab.pcs.sim.coin_replay`). This module
-runs the same steps in compiled loops on the flat ``F``/``I`` arrays of
-:mod:`schedlab.pcs._engine` (whose progress, completion-time, snapshot and commit helpers it
-reuses), so the floats are the same operations in the same order.
+:func:`~schedlab.pcs.hooks.next_end_heap`, :func:`~schedlab.pcs.hooks.coin_replay`). This
+module runs the same steps in compiled loops on the flat ``F``/``I`` arrays of
+:mod:`schedlab.pcs._engine_core`, whose event steps (next event, progress, arrival,
+completion, commit, snapshot) and return codes it shares with the general loop
+(:mod:`schedlab.pcs._engine`), so the floats are the same operations in the same order.
 
 The policy draws from a legacy :class:`numpy.random.RandomState`; the compiled loop cannot
 call it, so it carries the generator's MT19937 state itself (:func:`mt_from_randomstate`,
@@ -21,18 +22,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from schedlab.pcs import _engine as E
+from schedlab.pcs import _engine_core as E
+from schedlab.pcs._engine_core import (ERRORS, NEVER_FINISHES, OK, PREDICTION_NEVER_ENDS,
+                                       WORK_LEFT)
 
 MT_N, MT_M = 624, 397
 MATRIX_A, UPPER_MASK, LOWER_MASK = 0x9908B0DF, 0x80000000, 0x7FFFFFFF
 #: index of the key position in the state array of :func:`mt_from_randomstate`
 MT_POS = MT_N
-#: return codes of :func:`run` (0: success)
-NEVER_FINISHES, WORK_LEFT, PREDICTION_NEVER_ENDS = -1, -2, -3
-#: what each return code means (the reference engine's SimulationError)
-ERRORS = {NEVER_FINISHES: "some active jobs can never finish (cluster too small?)",
-          WORK_LEFT: "a job completed with remaining work > 0.01",
-          PREDICTION_NEVER_ENDS: "a prediction never completes"}
+# return codes (OK, NEVER_FINISHES, WORK_LEFT, PREDICTION_NEVER_ENDS) and their ERRORS
+# messages: the core's, one set for both compiled loops
 
 
 # --- numpy's legacy MT19937 draws
@@ -239,7 +238,7 @@ def heapify(ht: np.ndarray, hj: np.ndarray, m: int) -> None:
 @njit(cache=True)
 def _next_end_heap(t: int, act: np.ndarray, n: int, F: np.ndarray, I: np.ndarray,
                    rows: np.ndarray, ht: np.ndarray, hj: np.ndarray) -> tuple[int, int]:
-    """:func:`schedlab.pcs.sim.next_end_heap`: the top of the heapified end events of the
+    """:func:`schedlab.pcs.hooks.next_end_heap`: the top of the heapified end events of the
     running jobs (and of jobs with nothing left), pushed in active order."""
     m = 0
     for k in range(n):
@@ -261,9 +260,9 @@ def _next_end_heap(t: int, act: np.ndarray, n: int, F: np.ndarray, I: np.ndarray
 def _coin_replay(t: int, act: np.ndarray, n: int, F: np.ndarray, I: np.ndarray,
                  rows: np.ndarray, target: int, gpus: int, mt: np.ndarray,
                  scratch_f: np.ndarray, scratch_i: np.ndarray,
-                 counters: np.ndarray) -> tuple[int, int]:
-    """:func:`schedlab.pcs.sim.coin_replay`'s predictor after its coin: ``(start, end)`` of
-    ``target``, or ``(0, code)`` with a negative code."""
+                 counters: np.ndarray) -> tuple[int, int, int]:
+    """:func:`schedlab.pcs.hooks.coin_replay`'s predictor after its coin: ``(code, start,
+    end)`` of ``target`` (``code``: ``OK``, ``PREDICTION_NEVER_ENDS`` or ``WORK_LEFT``)."""
     F2, I2, rows2, tgt = E._snapshot(act, n, F, I, rows, target, False)
     act2 = np.arange(n)
     out = np.zeros(n)
@@ -274,45 +273,29 @@ def _coin_replay(t: int, act: np.ndarray, n: int, F: np.ndarray, I: np.ndarray,
     t_end, j = _next_end_heap(t, act2, m, F2, I2, rows2, ht, hj)
     while True:
         if j < 0 or t_end == E.INF:
-            return 0, PREDICTION_NEVER_ENDS
+            return PREDICTION_NEVER_ENDS, -1, -1
         counters[1] += 1
         E._progress(t_end, last, act2, m, F2, I2, rows2, False, False)
         last = t_end
-        if abs(F2[E.REM, j]) > 0.01:
-            return 0, WORK_LEFT
-        I2[E.DEM, j] = 0
-        I2[E.STAT, j] = E.END
-        m = E._remove(act2, m, j)
+        if E._work_left(F2, j):
+            return WORK_LEFT, -1, -1
+        m = E._complete(j, t_end, act2, m, F2, I2)
         # the old code re-divides at the target's own completion too (moves the stream)
         _apply(t_end, mt, act2, m, F2, I2, gpus, scratch_f, scratch_i, out)
         if j == tgt:
-            return I2[E.START, tgt], t_end
+            return OK, I2[E.START, tgt], t_end
         t_end, j = _next_end_heap(t_end, act2, m, F2, I2, rows2, ht, hj)
-
-
-@njit(cache=True)
-def _arrive(i: int, act: np.ndarray, n: int, F: np.ndarray, I: np.ndarray, use_err: bool) -> int:
-    """Job ``i`` joins the active list (returns the new length)."""
-    act[n] = i
-    n += 1
-    I[E.STAT, i] = E.SUBMITTED
-    I[E.SEENS, i] = n
-    I[E.SEENC, i] = 1
-    if use_err:
-        e = max(F[E.REM, i] * F[E.ERR, i], 1e-2)
-        F[E.EREM, i] = e
-        F[E.ESVC, i] = e
-    return n
 
 
 @njit(cache=True)
 def run(F: np.ndarray, I: np.ndarray, rows: np.ndarray, gpus: int, predict: np.ndarray,
         use_err: bool, mt: np.ndarray, est_start: np.ndarray, est_end: np.ndarray,
         counters: np.ndarray) -> int:
-    """The main loop of a RandomisedAFS run; returns 0 or a negative code (module constants).
+    """The main loop of a RandomisedAFS run; returns ``OK`` or a failure code (the core's
+    return codes, :data:`~schedlab.pcs._engine_core.ERRORS`).
 
     ``F``, ``I``, ``rows``, ``predict``, ``use_err``, ``est_*``, ``counters``: as
-    :func:`schedlab.pcs._engine.run`; ``mt``: the policy's stream
+    :class:`schedlab.pcs._engine.EngineArgs`; ``mt``: the policy's stream
     (:func:`mt_from_randomstate`), advanced in place.
     """
     N = F.shape[1]
@@ -328,34 +311,33 @@ def run(F: np.ndarray, I: np.ndarray, rows: np.ndarray, gpus: int, predict: np.n
     cand_t = E.INF
     cand = -1
     while ptr < N or cand >= 0:
-        # arrivals are sorted and only the latest completion is live: at equal times the
-        # completion comes first, as in the reference heap
-        arrival = not (cand >= 0 and (ptr >= N or cand_t <= I[E.SUB, ptr]))
+        # no lease ticks: arrivals merged with the one live completion (first at equal times)
+        kind, t = E._next_event(ptr, N, I, cand, cand_t, E.INF)
+        arrival = kind == E.ARRIVAL
         i = ptr if arrival else cand
-        t = I[E.SUB, i] if arrival else cand_t
         counters[0] += 1
         E._progress(t, last, act, n, F, I, rows, use_err, True)
         last = t
         if arrival:
             ptr += 1
-            n = _arrive(i, act, n, F, I, use_err)
+            n = E._arrive(i, act, n, F, I, use_err)
         else:
-            if abs(F[E.REM, i]) > 0.01:
+            if E._work_left(F, i):
                 return WORK_LEFT
-            I[E.DEM, i] = 0
-            I[E.STAT, i] = E.END
-            I[E.ENDT, i] = t
-            n = E._remove(act, n, i)
+            n = E._complete(i, t, act, n, F, I)
         _apply(t, mt, act, n, F, I, gpus, scratch_f, scratch_i, out)
         cand_t, cand = _next_end_heap(t, act, n, F, I, rows, ht, hj)
         if cand >= 0 and cand_t == E.INF:
             cand = -1
         if arrival and predict[i]:
             legacy_uniform(mt)  # the old "predict this arrival?" coin, always true
-            s0, e0 = _coin_replay(t, act, n, F, I, rows, i, gpus, mt, scratch_f, scratch_i,
-                                  counters)
-            if e0 < 0:
-                return e0
+            rc, s0, e0 = _coin_replay(t, act, n, F, I, rows, i, gpus, mt, scratch_f, scratch_i,
+                                      counters)
+            if rc != OK:
+                return rc
             est_start[i] = s0
             est_end[i] = e0
-    return NEVER_FINISHES if n > 0 else 0
+    return NEVER_FINISHES if n > 0 else OK
+
+
+E.refresh_stale_cache(globals())  # after every njit function of the module

@@ -27,7 +27,7 @@ import pandas as pd
 from schedlab import parallel
 from schedlab.pcs import metrics
 from schedlab.pcs.policies import make_policy
-from schedlab.pcs.sim import simulate
+from schedlab.pcs.sim import fig8_afs_run, simulate, simulate_counted
 from schedlab.pcs.workload import Workload
 
 Executorish = parallel.Executor | int | str | None
@@ -134,8 +134,6 @@ def simulate_label(task: tuple[Workload, str | None, str], gpus: int, *, predict
 
 
 def _fig8_afs_task(seed: int, num_apps: int, gpus: int, load: float) -> pd.DataFrame:
-    from schedlab.pcs.sim import fig8_afs_run
-
     return fig8_afs_run(seed, num_apps, load=load, gpus=gpus)
 
 
@@ -358,7 +356,6 @@ def fig9_workload(full: Workload, jobs: int, gpus: int) -> Workload:
 def _fig9a_point(point: tuple[int, int], full: Workload, config: Sequence[float],
                  repeats: int) -> list[dict]:
     """CPU/wall time of ``repeats`` simulations at ``(jobs, gpus)`` (an executor task)."""
-    from schedlab.pcs import sim as S
     from schedlab.pcs.pareto import HeuristicSpace, wfq_policy
 
     jobs, gpus = point
@@ -368,10 +365,10 @@ def _fig9a_point(point: tuple[int, int], full: Workload, config: Sequence[float]
     rows = []
     for r in range(repeats):
         t0, c0 = time.perf_counter(), time.process_time()
-        simulate(w, wfq_policy(cfg), gpus, predict=True)
+        _, events = simulate_counted(w, wfq_policy(cfg), gpus, predict=True)
         rows.append({"jobs": jobs, "gpus": gpus, "repeat": r, "classes": cfg.num_classes,
                      "cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - t0,
-                     "events": sum(S.LAST_EVENT_COUNTS)})
+                     "events": events.total})
     return rows
 
 

@@ -41,6 +41,7 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -48,47 +49,10 @@ from functools import lru_cache
 import numpy as np
 
 from schedlab.pcs.configs import WFQConfig
-
-
-def water_fill(rates: list, demand: list) -> list:
-    """The authors' class-level water-filling, in exact arithmetic.
-
-    Each round gives every class ``min(rate, demand)``; classes whose demand is met drop out and
-    the residual capacity is shared again in proportion to the remaining rates (at most 100
-    rounds, as the authors). ``rates`` are GPU shares (``Fraction``), ``demand`` integer GPU
-    demands; returns the allocation per class (exact values). Both engines use it.
-
-    >>> from fractions import Fraction
-    >>> water_fill([Fraction(3), Fraction(1)], [1, 5])
-    [1, Fraction(3, 1)]
-    """
-    nc = len(rates)
-    rates, demand = list(rates), list(demand)
-    alloc = [0] * nc
-    total = sum(demand)
-    residual = sum(rates)
-    tries = 0
-    while residual > 0 and total > 0:
-        for i in range(nc):
-            a = min(rates[i], demand[i])
-            if a == 0:
-                a = 0  # a Fraction(0) share would turn an integer allocation into a Fraction
-            alloc[i] += a
-            demand[i] -= a
-            residual -= a
-            total -= a
-            if demand[i] == 0:
-                rates[i] = 0
-                demand[i] = 0
-        if residual == 0 or total == 0:
-            break
-        r = sum(rates)
-        if r > 0:
-            rates = [Fraction(residual * rates[i], r) for i in range(nc)]
-        tries += 1
-        if tries > 100:
-            break
-    return alloc
+from schedlab.pcs.fairshare import water_fill
+from schedlab.pcs.hooks import Hooks, coin_replay, next_end_heap
+from schedlab.pcs.models import throughput
+from schedlab.pcs.workload import seconds_to_us
 
 
 #: policy codes the compiled engine (:mod:`schedlab.pcs._engine`) implements
@@ -161,9 +125,10 @@ class Policy:
         raise NoKernelError(f"policy {self.name!r} ({type(self).__name__}) has no compiled "
                             "implementation; use engine='reference'")
 
-    def reference_hooks(self):
-        """Steps of the reference engine this policy replaces (:class:`schedlab.pcs.sim.Hooks`),
-        or ``None`` (the default: the library's event order and predictor).
+    def reference_hooks(self) -> Hooks | None:
+        """Steps of the reference engine this policy replaces
+        (:class:`schedlab.pcs.hooks.Hooks`), or ``None`` (the default: the library's event
+        order and predictor).
 
         Used when :func:`~schedlab.pcs.sim.simulate` is given no ``hooks``; e.g.
         :class:`RandomisedAFS` needs the old simulator's predictor that draws from its stream.
@@ -390,11 +355,9 @@ class RandomisedAFS(Policy):
             raise ValueError("RandomisedAFS: 'rng' is required (numpy RandomState or Generator)")
         self.rng = rng
 
-    def reference_hooks(self):
+    def reference_hooks(self) -> Hooks:
         """The old simulator's next-completion order and predictor (see the class notes)."""
-        from schedlab.pcs import sim
-
-        return sim.Hooks(next_end=sim.next_end_heap, replay=sim.coin_replay(self.rng))
+        return Hooks(next_end=next_end_heap, replay=coin_replay(self.rng))
 
     def allocate(self, w) -> np.ndarray:
         idx = w.act()
@@ -576,10 +539,6 @@ class Themis(Policy):
 
     def __init__(self, quantum_s: float = 600.0, valuation: str = "speedup",
                  replay_size: str = "estimate", replay_leases: bool = True):
-        from schedlab.pcs.workload import seconds_to_us
-
-        import numbers
-
         # the lease re-arms at every event: below the 1 µs clock it would never advance time
         if not (isinstance(quantum_s, numbers.Real) and math.isfinite(quantum_s)
                 and seconds_to_us(float(quantum_s)) >= 1):
@@ -621,8 +580,6 @@ class Themis(Policy):
     def _x(self, w, i: int, g: float) -> float:
         if self.valuation == "linear":
             return g
-        from schedlab.pcs.models import throughput
-
         return throughput(w.rows[i], g, int(w.demand[i]))
 
     def _rho(self, w, i: int, max_alloc: int) -> float:

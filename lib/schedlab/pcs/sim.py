@@ -43,307 +43,48 @@ from __future__ import annotations
 
 import heapq
 import logging
-from dataclasses import dataclass
-from fractions import Fraction
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from schedlab.pcs.models import throughput_vec
-from schedlab.pcs.policies import KernelSpec, NoKernelError, Policy
-from schedlab.pcs.workload import US, Workload, seconds_to_us
+from schedlab.pcs.generators import authors_rng, generate
+from schedlab.pcs.hooks import Hooks
+from schedlab.pcs.policies import NoKernelError, Policy, RandomisedAFS
+from schedlab.pcs.workload import Workload
+# the reference engine's state and steps, importable from here as before (public API of
+# ``hooks``: a user's Hooks are built from them)
+from schedlab.pcs.world import (ACTIVE, ARRIVAL, COMPLETION, END, INF, NEVER_S, PREEMPTED,
+                                QUEUED, SUBMITTED, TICK, SimulationError, World, advance,
+                                apply_allocation, finish, next_end, replay, snapshot)
 
-# job status (the authors' App states)
-SUBMITTED, ACTIVE, QUEUED, PREEMPTED, END = 1, 2, 3, 4, 5
-INF = np.iinfo(np.int64).max
-#: datetime.max is ~2.5e11 s after 2020; farther projected ends are "never" for the authors.
-NEVER_S = 2.0e11
+if TYPE_CHECKING:  # annotations only: numba is imported when a compiled run starts
+    from schedlab.pcs._engine import EngineArgs
+
+__all__ = ["ACTIVE", "ARRIVAL", "COMPLETION", "END", "EventCounts", "Hooks", "INF", "NEVER_S",
+           "OUTPUT_COLUMNS", "PREEMPTED", "QUEUED", "SUBMITTED", "SimulationError", "TICK",
+           "World", "advance", "apply_allocation", "choose_engine", "fig8_afs_run", "finish",
+           "next_end", "prediction_mask", "replay", "simulate", "simulate_counted",
+           "simulate_randomised_afs", "snapshot"]
 
 OUTPUT_COLUMNS = ["app_id", "submit_time", "start_time", "end_time", "estimated_start_time",
                   "estimated_end_time", "fair_act", "service", "num_apps_seen_diff"]
 
 
-class SimulationError(RuntimeError):
-    """The simulation cannot proceed (e.g. a job larger than the cluster that never runs)."""
+class EventCounts(NamedTuple):
+    """Events one compiled run processed (:func:`simulate_counted`).
 
-
-@dataclass
-class World:
-    """Mutable per-job state in flat arrays (index = local job id) plus the active order.
-
-    The main simulation holds every job; a predictor replay holds a compact copy of the
-    active jobs only. Policies read these arrays and may reorder ``active``.
+    >>> EventCounts(main=10, replay=32).total
+    42
     """
 
-    gpus: int
-    app_id: np.ndarray
-    submit_us: np.ndarray
-    service: np.ndarray  # what the scheduler believes the size is (replay: estimate)
-    rem: np.ndarray  # remaining single-GPU seconds
-    est_rem: np.ndarray  # estimate of ``rem`` seen by size-based policies
-    est_service: np.ndarray  # the authors overwrite this with est_rem at every update
-    demand: np.ndarray  # int64, 0 once finished
-    alloc: np.ndarray  # float
-    status: np.ndarray  # int8
-    start_us: np.ndarray
-    end_us: np.ndarray
-    cls: np.ndarray  # WFQ class
-    rows: np.ndarray  # speedup tables, (n, width)
-    active: list
-    seen_sum: np.ndarray | None = None  # contention counters (the authors' num_apps_seen)
-    seen_cnt: np.ndarray | None = None
-    init_demand: np.ndarray | None = None
-    last_us: int = 0
+    main: int  #: main-loop events (arrivals, completions, lease ticks)
+    replay: int  #: predictor-replay events
 
-    def act(self) -> np.ndarray:
-        """Active local ids in the authors' list order."""
-        return np.fromiter(self.active, dtype=np.int64, count=len(self.active))
-
-    def thrpt(self, idx: np.ndarray, alloc: np.ndarray | None = None) -> np.ndarray:
-        """Throughput of jobs ``idx`` at ``alloc`` (default: current allocation)."""
-        a = self.alloc[idx] if alloc is None else alloc
-        return throughput_vec(self.rows[idx], a, self.demand[idx])
-
-
-def advance(w: World, t_us: int, err: np.ndarray | None, seen: bool = True) -> None:
-    """Advance every running job's remaining work to ``t_us`` (estimates: ``err`` factors)
-    and count contention (``seen``)."""
-    idx = w.act()
-    if len(idx) == 0:
-        w.last_us = t_us
-        return
-    dt = (t_us - w.last_us) / 1e6
-    run = idx[w.status[idx] == ACTIVE]
-    if len(run):
-        w.rem[run] -= w.thrpt(run) * dt
-        est = w.rem[run] if err is None else np.maximum(w.rem[run] * err[w.app_id[run]], 1e-2)
-        w.est_rem[run] = est
-        w.est_service[run] = est
-    if seen:
-        w.seen_sum[idx] += len(idx)
-        w.seen_cnt[idx] += 1
-    w.last_us = t_us
-
-
-def apply_allocation(w: World, t_us: int, policy: Policy) -> None:
-    """Ask ``policy`` for the active jobs' GPUs and update allocations, starts and states."""
-    if not w.active:
-        return
-    alloc = policy.allocate(w)  # aligned with w.active (possibly reordered by the policy)
-    idx = w.act()
-    a = np.minimum(alloc, w.demand[idx])
-    w.alloc[idx] = a
-    st = w.status[idx]
-    pos = a > 0
-    starting = pos & ((st == SUBMITTED) | (st == QUEUED))
-    w.start_us[idx[starting]] = t_us
-    new = st.copy()
-    new[pos] = ACTIVE
-    new[(~pos) & (st == SUBMITTED)] = QUEUED
-    new[(~pos) & (st == ACTIVE)] = PREEMPTED
-    w.status[idx] = new
-
-
-def next_end(w: World, t_us: int) -> tuple[int, int]:
-    """Earliest projected completion ``(time_us, local id)``; ``(INF, -1)`` if none."""
-    if not w.active:
-        return INF, -1
-    idx = w.act()
-    rem = w.rem[idx]
-    al = w.alloc[idx]
-    ends = np.full(len(idx), INF, dtype=np.int64)
-    zero_rem = rem == 0
-    ends[zero_rem] = t_us
-    calc = (~zero_rem) & (al != 0)
-    if calc.any():
-        ci = idx[calc]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            x = rem[calc] / w.thrpt(ci)
-        ok = np.isfinite(x) & (x < NEVER_S) & (x > -NEVER_S)
-        e = np.full(len(ci), INF, dtype=np.int64)
-        e[ok] = t_us + seconds_to_us(x[ok])
-        ends[calc] = e
-    k = int(np.argmin(ends))  # first of equal minima = first in the active list
-    return int(ends[k]), int(idx[k])
-
-
-def finish(w: World, i: int, t_us: int) -> None:
-    """Job ``i`` completes at ``t_us`` (leaves the active list)."""
-    if abs(w.rem[i]) > 0.01:  # the authors assert the same tolerance
-        raise SimulationError(f"job {w.app_id[i]} completes with remaining {w.rem[i]}")
-    w.demand[i] = 0
-    w.status[i] = END
-    w.end_us[i] = t_us
-    w.active.remove(i)
-
-
-def snapshot(w: World, t_us: int, true_size: bool = False) -> tuple[World, np.ndarray]:
-    """A predictor's copy of the active jobs (compact arrays) and their indices in ``w``.
-
-    Remaining sizes are replaced by their estimates; ``service`` (Themis's ``t_ideal``, LAS's
-    attained service) is the estimate too unless ``true_size``.
-    """
-    idx = w.act()
-    est = w.est_rem[idx].copy()
-    sub = World(
-        gpus=w.gpus, app_id=w.app_id[idx], submit_us=w.submit_us[idx],
-        service=(w.service if true_size else w.est_service)[idx].copy(), rem=est,
-        est_rem=est.copy(),
-        est_service=w.est_service[idx].copy(), demand=w.demand[idx].copy(),
-        alloc=w.alloc[idx].copy(), status=w.status[idx].copy(),
-        start_us=w.start_us[idx].copy(), end_us=np.full(len(idx), INF, dtype=np.int64),
-        cls=w.cls[idx], rows=w.rows[idx], active=list(range(len(idx))),
-        seen_sum=w.seen_sum[idx].copy(), seen_cnt=w.seen_cnt[idx].copy(),
-        init_demand=w.init_demand[idx], last_us=t_us)
-    return sub, idx
-
-
-def replay(w: World, t_us: int, target: int, policy: Policy,
-           next_end: Callable[[World, int], tuple[int, int]] = next_end) -> tuple[int, int]:
-    """Predict ``(start_us, end_us)`` of local job ``target`` with no future arrivals.
-
-    Copies only the active jobs (compact arrays), with remaining sizes replaced by their
-    estimates, and runs completions until ``target`` ends. ``next_end`` finds each next
-    completion (:class:`Hooks`).
-    """
-    # the authors' snapshot copies sizes as their estimates; their Themis and LAS runs behind
-    # Fig. 8 kept the true size (replay_size="true")
-    sub, idx = snapshot(w, t_us, policy.replay_size == "true")
-    tgt = int(np.flatnonzero(idx == target)[0])
-    quantum = policy.quantum_us
-    # Themis leases inside a replay only if asked (Themis.replay_leases); contention is
-    # still counted at every replay event
-    leases = quantum is not None and policy.replay_leases
-    tick = INF  # the authors' snapshot has no pending re-division tick
-    t_end, j = next_end(sub, t_us)
-    while True:
-        if (j < 0 or t_end == INF) and tick == INF:
-            raise SimulationError(f"prediction for job {w.app_id[target]} never completes")
-        is_end = j >= 0 and t_end != INF and t_end <= tick
-        t = t_end if is_end else tick
-        advance(sub, t, None)
-        if is_end:
-            finish(sub, j, t)
-            if j == tgt:
-                return int(sub.start_us[tgt]), t
-        if leases:
-            tick = t + quantum if sub.active else INF
-        policy.now_us = t
-        apply_allocation(sub, t, policy)
-        t_end, j = next_end(sub, t)
-
-
-class _HeapEnd:
-    """An end event that, like the authors' old ``Event``, compares by time only."""
-
-    __slots__ = ("t", "j")
-
-    def __init__(self, t: int, j: int):
-        self.t, self.j = t, j
-
-    def __lt__(self, other: "_HeapEnd") -> bool:
-        return self.t < other.t
-
-
-def next_end_heap(w: World, t_us: int) -> tuple[int, int]:
-    """:func:`next_end` with equal times resolved as the authors' old event heap did.
-
-    The old simulator pushed one end event per running job (active-list order), heapified
-    and popped: among equal times the winner is whatever ``heapq`` leaves on top, not the
-    first in the active list. Used by :class:`~schedlab.pcs.policies.RandomisedAFS`.
-    """
-    if not w.active:
-        return INF, -1
-    idx = w.act()
-    rem, al = w.rem[idx], w.alloc[idx]
-    ends = {}
-    run = (rem != 0) & (al != 0)
-    if run.any():
-        with np.errstate(divide="ignore", invalid="ignore"):
-            x = rem[run] / w.thrpt(idx[run])
-        ok = np.isfinite(x) & (x < NEVER_S) & (x > -NEVER_S)
-        e = np.full(int(run.sum()), INF, dtype=np.int64)
-        e[ok] = t_us + seconds_to_us(x[ok])
-        ends = dict(zip(idx[run].tolist(), e.tolist()))
-    heap = [_HeapEnd(t_us if rem[k] == 0 else ends[j], j)
-            for k, j in enumerate(idx.tolist()) if rem[k] == 0 or al[k] != 0]
-    if not heap:
-        return INF, -1
-    heapq.heapify(heap)
-    return int(heap[0].t), int(heap[0].j)
-
-
-def coin_replay(rng) -> Callable[[World, int, int, Policy], tuple[int, int]]:
-    """The authors' old in-process predictor, as a ``Hooks.replay``.
-
-    Before each replay it draws one ``rng.uniform()`` (the old "predict this arrival?"
-    coin, always true below 5000 apps); the replay copies the snapshot as :func:`replay`,
-    runs completions in :func:`next_end_heap` order and re-divides once more at the target's
-    own completion before it stops (this moves a randomised policy's stream).
-    """
-
-    def predictor(w: World, t_us: int, target: int, policy: Policy) -> tuple[int, int]:
-        rng.uniform()
-        sub, idx = snapshot(w, t_us)
-        tgt = int(np.flatnonzero(idx == target)[0])
-        t_end, j = next_end_heap(sub, t_us)
-        while True:
-            if j < 0 or t_end == INF:
-                raise SimulationError(f"prediction for job {w.app_id[target]} never completes")
-            advance(sub, t_end, None)
-            finish(sub, j, t_end)
-            policy.now_us = t_end
-            apply_allocation(sub, t_end, policy)  # also at the target's own end (old code)
-            if j == tgt:
-                return int(sub.start_us[tgt]), t_end
-            t_end, j = next_end_heap(sub, t_end)
-
-    return predictor
-
-
-@dataclass(frozen=True)
-class Hooks:
-    """Replaceable steps of the reference engine (``simulate(..., engine="reference",
-    hooks=Hooks(...))``), for variants of the authors' simulator; a policy can supply its
-    own (:meth:`~schedlab.pcs.policies.Policy.reference_hooks`, e.g.
-    :class:`~schedlab.pcs.policies.RandomisedAFS`: :func:`next_end_heap`,
-    :func:`coin_replay`).
-
-    Attributes
-    ----------
-    next_end : callable ``(world, t_us) -> (time_us, local id)``, optional
-        The earliest projected completion (``(INF, -1)``: none); default :func:`next_end`.
-        Used by the main loop and by the default ``replay``.
-    replay : callable ``(world, t_us, target, policy) -> (start_us, end_us)``, optional
-        The predictor, run right after each arrival is handled; default :func:`replay`
-        (with ``next_end`` above). Building blocks: :func:`snapshot`, :func:`advance`,
-        :func:`finish`, :func:`apply_allocation`.
-
-    Examples
-    --------
-    >>> from schedlab.pcs.workload import Workload
-    >>> from schedlab.pcs.policies import make_policy
-    >>> seen = []
-    >>> def logged(w, t_us, target, policy):
-    ...     seen.append(int(target))
-    ...     return replay(w, t_us, target, policy)
-    >>> w = Workload.from_arrays(submit_s=[0, 1], service=[4.0, 2.0], demand=[1, 1])
-    >>> out = simulate(w, make_policy("FIFO"), 1, predict=True, engine="reference",
-    ...                hooks=Hooks(replay=logged))
-    >>> seen, out["estimated_end_time"].tolist()
-    ([0, 1], [4.0, 6.0])
-    """
-
-    next_end: Callable[[World, int], tuple[int, int]] | None = None
-    replay: Callable[[World, int, int, Policy], tuple[int, int]] | None = None
-
-    def resolved(self) -> tuple[Callable, Callable]:
-        """``(next_end, replay)`` with the library's defaults filled in."""
-        find_end = self.next_end or next_end
-        if self.replay is not None:
-            return find_end, self.replay
-        return find_end, lambda w, t_us, target, pol: replay(w, t_us, target, pol, find_end)
+    @property
+    def total(self) -> int:
+        """Main-loop plus replay events."""
+        return self.main + self.replay
 
 
 log = logging.getLogger("schedlab.pcs")
@@ -376,8 +117,6 @@ def _randomised_afs_loop(policy: Policy) -> bool:
     """Whether ``policy`` runs on the compiled loop of :mod:`schedlab.pcs._engine_rafs`: a
     :class:`~schedlab.pcs.policies.RandomisedAFS` drawing from a legacy ``RandomState`` on
     MT19937 (the stream that loop emulates word for word)."""
-    from schedlab.pcs.policies import RandomisedAFS
-
     return (isinstance(policy, RandomisedAFS) and isinstance(policy.rng, np.random.RandomState)
             and policy.rng.get_state(legacy=False)["bit_generator"] == "MT19937")
 
@@ -490,10 +229,56 @@ def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: boo
                          "engine='reference'")
     if engine == "auto":
         engine = choose_engine(policy)
-    if engine == "fast" and _randomised_afs_loop(policy):
-        return _simulate_randomised_afs(workload, policy, gpus, mask, err)
     if engine == "fast":
-        return _simulate_fast(workload, policy, gpus, mask, err)
+        return _simulate_compiled(workload, policy, gpus, mask, err)[0]
+    return _simulate_reference(workload, policy, gpus, mask, err, hooks, progress)
+
+
+def simulate_counted(workload: Workload, policy: Policy, gpus: int = 64, *,
+                     predict: bool = False, p_error: float | None = None,
+                     rng: np.random.Generator | None = None,
+                     predict_sample: int | None = None) -> tuple[pd.DataFrame, EventCounts]:
+    """:func:`simulate` on the compiled engine, with the events it processed.
+
+    Parameters
+    ----------
+    workload, policy, gpus, predict, p_error, rng, predict_sample
+        As :func:`simulate`; the policy must run on a compiled engine (a
+        :meth:`~schedlab.pcs.policies.Policy.kernel`, or a
+        :class:`~schedlab.pcs.policies.RandomisedAFS` on a ``RandomState``), else
+        :class:`~schedlab.pcs.policies.NoKernelError`.
+
+    Returns
+    -------
+    tuple of pandas.DataFrame and EventCounts
+        The outputs (as :func:`simulate`'s) and the main-loop and predictor-replay events.
+
+    Examples
+    --------
+    >>> from schedlab.pcs.policies import make_policy
+    >>> w = Workload.from_arrays(submit_s=[0, 1], service=[4.0, 2.0], demand=[1, 1])
+    >>> out, events = simulate_counted(w, make_policy("FIFO"), 1, predict=True)
+    >>> out["end_time"].tolist(), events
+    ([4.0, 6.0], EventCounts(main=4, replay=3))
+    """
+    if len(workload) == 0:
+        return pd.DataFrame(columns=OUTPUT_COLUMNS), EventCounts(0, 0)
+    mask, err = _checked_inputs(workload, gpus, predict, p_error, rng, predict_sample)
+    return _simulate_compiled(workload, policy, gpus, mask, err)
+
+
+def _simulate_compiled(workload: Workload, policy: Policy, gpus: int, mask: np.ndarray,
+                       err: np.ndarray | None) -> tuple[pd.DataFrame, EventCounts]:
+    """The compiled engine that runs ``policy``: the randomised-AFS loop or the general one."""
+    if _randomised_afs_loop(policy):
+        return _simulate_randomised_afs(workload, policy, gpus, mask, err)
+    return _simulate_fast(workload, policy, gpus, mask, err)
+
+
+def _simulate_reference(workload: Workload, policy: Policy, gpus: int, mask: np.ndarray,
+                        err: np.ndarray | None, hooks: Hooks | None,
+                        progress: bool) -> pd.DataFrame:
+    """The reference engine's event loop (:func:`simulate` after its checks)."""
     if hooks is None:
         hooks = policy.reference_hooks() if isinstance(policy, Policy) else None
     find_end, predictor = (hooks or Hooks()).resolved()
@@ -511,7 +296,7 @@ def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: boo
     w.seen_cnt = np.zeros(n, dtype=np.int64)
     est_start = np.full(n, -1, dtype=np.int64)
     est_end = np.full(n, -1, dtype=np.int64)
-    heap: list = [(int(t), 2, i, i) for i, t in enumerate(workload.submit_us)]
+    heap: list = [(int(t), ARRIVAL, i, i) for i, t in enumerate(workload.submit_us)]
     heapq.heapify(heap)
     quantum = policy.quantum_us
     version = 0
@@ -525,10 +310,10 @@ def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: boo
     policy.reset(w)
     while heap:
         t_us, kind, seq, i = heapq.heappop(heap)
-        if (kind == 0 and seq != version) or (kind == 1 and seq != tick_version):
+        if (kind == COMPLETION and seq != version) or (kind == TICK and seq != tick_version):
             continue  # stale completion / tick
         advance(w, t_us, err)
-        if kind == 2:
+        if kind == ARRIVAL:
             w.active.append(i)
             w.status[i] = SUBMITTED
             w.seen_sum[i] = len(w.active)
@@ -537,7 +322,7 @@ def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: boo
                 e = max(w.rem[i] * err[i], 1e-2)
                 w.est_rem[i] = w.est_service[i] = e
             policy.on_arrival(w, i)
-        elif kind == 0:
+        elif kind == COMPLETION:
             finish(w, i, t_us)
             done += 1
             if bar is not None:
@@ -546,17 +331,17 @@ def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: boo
             # every event re-arms the tick; with no active job ticks change nothing
             tick_version += 1
             if w.active:
-                heapq.heappush(heap, (t_us + quantum, 1, tick_version, -1))
+                heapq.heappush(heap, (t_us + quantum, TICK, tick_version, -1))
         policy.now_us = t_us
         apply_allocation(w, t_us, policy)
         t_end, j = find_end(w, t_us)
         version += 1
         if j >= 0 and t_end != INF:
-            heapq.heappush(heap, (t_end, 0, version, j))
+            heapq.heappush(heap, (t_end, COMPLETION, version, j))
         elif w.active and not heap:
             raise SimulationError(f"{len(w.active)} active jobs can never finish "
                                   "(cluster too small?)")
-        if kind == 2 and mask[i]:
+        if kind == ARRIVAL and mask[i]:
             est_start[i], est_end[i] = predictor(w, t_us, i, policy)
     if bar is not None:
         bar.close()
@@ -580,45 +365,29 @@ def _output(workload, gpus, submit_us, start_us, end_us, est_start, est_end, see
         "fair_act": fair_act, "service": workload.service, "num_apps_seen_diff": diff})
 
 
-#: events processed by the last fast run: [main-loop events, predictor-replay events]
-LAST_EVENT_COUNTS = [0, 0]
-
-
 def _simulate_fast(workload: Workload, policy: Policy, gpus: int, mask: np.ndarray,
                    err: np.ndarray | None, fifo_window: bool = True,
-                   kernels: Any = None) -> pd.DataFrame:
-    """The compiled engine's run. ``kernels``: the module of compiled loops (default
-    :mod:`schedlab.pcs._engine`; ``benchmarks/bench_pcs_replay.py`` passes an older one to
-    time both side by side)."""
-    from schedlab.pcs import _engine
-
-    E = _engine if kernels is None else kernels
+                   runner: Callable[[EngineArgs], int] | None = None
+                   ) -> tuple[pd.DataFrame, EventCounts]:
+    """The general compiled engine's run: outputs and event counts. ``runner``: what runs
+    the bundle (default :func:`schedlab.pcs._engine.run`; ``benchmarks/bench_pcs_replay.py``
+    passes an older commit's loop to time both side by side)."""
+    # imported here, not at the top: numba loads only when a compiled run starts
+    from schedlab.pcs import _engine as E
+    from schedlab.pcs._engine_core import ENDT, ERRORS, OK, SEENC, SEENS, START, SUB
 
     if not isinstance(policy, Policy):
         raise TypeError(f"{policy!r} is not a schedlab.pcs.policies.Policy: the compiled "
                         "engine runs policies through Policy.kernel(); use engine='reference'")
     spec = policy.kernel()  # NoKernelError (naming the policy) if it has no compiled code
-    n = len(workload)
-    F, I = _engine_arrays(workload, err)
-    init_demand = workload.demand.astype(np.int64).copy()
-    num, den = _class_weights(spec, gpus, int(workload.demand.sum()) + 1)
-    est_start = np.full(n, -1, dtype=np.int64)
-    est_end = np.full(n, -1, dtype=np.int64)
-    counters = np.zeros(2, dtype=np.int64)
-    rc = E.run(F, I, workload.rows(), E.CODES[spec.code], int(gpus), mask,
-               err is not None, np.asarray(spec.thresholds, dtype=float), num, den,
-               float(spec.zeta_min), float(spec.delta), E.new_cache(), est_start, est_end,
-               counters, int(spec.quantum_us), bool(spec.speedup_valuation),
-               bool(spec.replay_true_size), bool(spec.replay_leases), fifo_window)
-    LAST_EVENT_COUNTS[:] = counters.tolist()
-    if rc == -1:
-        raise SimulationError("some active jobs can never finish (cluster too small?)")
-    if rc == -2:
-        raise SimulationError("a job completed with remaining work > 0.01")
-    if (est_end[mask.astype(bool)] == -1).any():
-        raise SimulationError("a prediction never completes")
-    return _output(workload, gpus, I[E.SUB], I[E.START], I[E.ENDT], est_start, est_end,
-                   I[E.SEENS], I[E.SEENC], init_demand)
+    args = E.engine_args(workload, spec, gpus, mask, err, fifo_window)
+    rc = (runner or E.run)(args)
+    if rc != OK:
+        raise SimulationError(ERRORS[rc])
+    I = args.I
+    out = _output(workload, gpus, I[SUB], I[START], I[ENDT], args.est_start, args.est_end,
+                  I[SEENS], I[SEENC], workload.demand.astype(np.int64).copy())
+    return out, EventCounts(*(int(c) for c in args.counters))
 
 
 def simulate_randomised_afs(workload: Workload, policy: Policy, gpus: int = 64, *,
@@ -648,25 +417,25 @@ def simulate_randomised_afs(workload: Workload, policy: Policy, gpus: int = 64, 
     pandas.DataFrame
         As :func:`simulate`.
     """
-    from schedlab.pcs.policies import RandomisedAFS
-
     if not isinstance(policy, RandomisedAFS):
         raise TypeError(f"{policy!r} is not a RandomisedAFS; use simulate()")
     if len(workload) == 0:
         return pd.DataFrame(columns=OUTPUT_COLUMNS)
     mask, err = _checked_inputs(workload, gpus, predict, p_error, rng, predict_sample)
-    return _simulate_randomised_afs(workload, policy, gpus, mask, err)
+    return _simulate_randomised_afs(workload, policy, gpus, mask, err)[0]
 
 
 def _simulate_randomised_afs(workload: Workload, policy: Policy, gpus: int, mask: np.ndarray,
-                             err: np.ndarray | None) -> pd.DataFrame:
+                             err: np.ndarray | None) -> tuple[pd.DataFrame, EventCounts]:
     """:func:`simulate_randomised_afs` after the argument checks (shared with :func:`simulate`)."""
-    from schedlab.pcs import _engine as E
+    # imported here, not at the top: numba loads only when a compiled run starts
     from schedlab.pcs import _engine_rafs as R
+    from schedlab.pcs._engine import engine_arrays
+    from schedlab.pcs._engine_core import ENDT, ERRORS, OK, SEENC, SEENS, START, SUB
 
     mt, state = R.mt_from_randomstate(policy.rng)
     n = len(workload)
-    F, I = _engine_arrays(workload, err)
+    F, I = engine_arrays(workload, err)
     est_start = np.full(n, -1, dtype=np.int64)
     est_end = np.full(n, -1, dtype=np.int64)
     counters = np.zeros(2, dtype=np.int64)
@@ -674,50 +443,11 @@ def _simulate_randomised_afs(workload: Workload, policy: Policy, gpus: int, mask
                est_end, counters)
     # hand the stream back even on failure: the reference run has drawn as far by then
     R.mt_to_randomstate(policy.rng, mt, state)
-    LAST_EVENT_COUNTS[:] = counters.tolist()
-    if rc != 0:
-        raise SimulationError(R.ERRORS[rc])
-    return _output(workload, gpus, I[E.SUB], I[E.START], I[E.ENDT], est_start, est_end,
-                   I[E.SEENS], I[E.SEENC], workload.demand.astype(np.int64).copy())
-
-
-def _engine_arrays(workload: Workload,
-                   err: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """The compiled engines' per-job state: float fields ``F`` and int fields ``I``
-    (rows named in :mod:`schedlab.pcs._engine`), as at the start of a run."""
-    from schedlab.pcs import _engine as E
-
-    n = len(workload)
-    F = np.zeros((E.NF, n))
-    I = np.zeros((E.NI, n), dtype=np.int64)
-    svc = workload.service.astype(float)
-    for f in (E.SVC, E.REM, E.EREM, E.ESVC):
-        F[f] = svc
-    F[E.ERR] = 1.0 if err is None else err
-    I[E.SUB] = workload.submit_us
-    I[E.DEM] = workload.demand
-    I[E.START] = INF
-    I[E.ENDT] = INF
-    I[E.AID] = np.arange(n)
-    I[E.INITD] = workload.demand
-    return F, I
-
-
-def _class_weights(spec: KernelSpec, gpus: int,
-                   demand_bound: int) -> tuple[np.ndarray, np.ndarray]:
-    """WFQ class weights for the compiled loop: exact integers ``P`` (``den = 0`` marks them)
-    when every product ``L * allocation`` stays below 2**53, else numerators/denominators."""
-    from schedlab.pcs import _engine as E
-
-    num = np.array([Fraction(r).numerator for r in spec.rates], dtype=np.int64)
-    den = np.array([Fraction(r).denominator for r in spec.rates], dtype=np.int64)
-    if spec.code != "WFQ":
-        return num, den
-    P, L = E.integer_weights(num, den)
-    if L * max(int(gpus), demand_bound) < 2**53:
-        # exact integer closed form in the compiled loop (den[0] = 0 marks it)
-        return P, np.zeros_like(den)
-    return num, den
+    if rc != OK:
+        raise SimulationError(ERRORS[rc])
+    out = _output(workload, gpus, I[SUB], I[START], I[ENDT], est_start, est_end, I[SEENS],
+                  I[SEENC], workload.demand.astype(np.int64).copy())
+    return out, EventCounts(*(int(c) for c in counters))
 
 
 def fig8_afs_run(seed: int, num_apps: int = 3000, *, load: float = 1.2, gpus: int = 64,
@@ -740,9 +470,6 @@ def fig8_afs_run(seed: int, num_apps: int = 3000, *, load: float = 1.2, gpus: in
         ``"reference"``: the readable specification, ``simulate(..., engine="reference")``
         (about 3 minutes). Identical outputs.
     """
-    from schedlab.pcs.generators import authors_rng, generate
-    from schedlab.pcs.policies import RandomisedAFS
-
     if engine not in ("fast", "reference"):
         raise ValueError(f"unknown engine {engine!r}; use 'fast' or 'reference'")
     rng = authors_rng(seed)
