@@ -218,6 +218,9 @@ def test_cli_p_overrides_and_refuses_an_unknown_key(monkeypatch, tmp_path):
 def test_table2_notebook_smoke(tmp_path):
     executed = notebooks.run("nona/table2", output_root=tmp_path, executed=tmp_path / "table2.ipynb")
     assert executed.is_file()
+    from test_stage_files import undeclared_writes  # what it wrote is what dvc.yaml declares
+
+    assert undeclared_writes("nona_table2", tmp_path) == [str(executed.relative_to(tmp_path))]
     table = pd.read_csv(tmp_path / "results/nona/table2.csv").set_index("model")
     assert table.loc["resnet18", "post_tasks"] == 10
     assert table.loc["gpt2", "status"] in ("missing input", "ok")

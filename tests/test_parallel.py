@@ -95,3 +95,32 @@ def test_bad_arguments():
         parallel.Executor(workers=2, scheduler="tcp://127.0.0.1:1")
     with pytest.raises(ValueError, match="positive"):
         parallel.Executor(workers=0)
+
+
+def test_executor_context_builds_keeps_or_closes(monkeypatch):
+    """`parallel.executor` is how every notebook picks one: a count, an address, None, or one already open."""
+    monkeypatch.delenv(parallel.DASK_ENV, raising=False)
+    monkeypatch.setenv(parallel.WORKERS_ENV, "2")
+    with parallel.executor() as ex:
+        assert (ex.kind, ex.workers) == ("loky", 2)  # None: the environment's default
+    with parallel.executor(1) as ex:
+        assert ex.kind == "serial" and ex.map(abs, [-1, -2], progress=False) == [1, 2]
+    closed = []
+    with parallel.Executor(workers=1) as owned:
+        monkeypatch.setattr(owned, "close", lambda: closed.append(True))
+        with parallel.executor(owned) as ex:
+            assert ex is owned
+        assert closed == []  # an executor passed in stays open: its owner closes it
+    built = []
+    real_close = parallel.Executor.close
+    monkeypatch.setattr(parallel.Executor, "close", lambda self: (built.append(self), real_close(self)))
+    with parallel.executor(1):
+        pass
+    assert len(built) == 1  # one it built is closed on leaving the block
+
+
+@pytest.mark.parametrize("spec, error", [(2.5, TypeError), (True, TypeError), ("  ", ValueError), (0, ValueError)])
+def test_executor_context_refuses_what_names_no_executor(spec, error):
+    with pytest.raises(error):
+        with parallel.executor(spec):
+            pass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -191,3 +192,36 @@ def test_the_papers_setups_hold_in_the_default_profile():
         doc = reference.load_reference(paper)
         for entry in doc["values"]:
             assert reference.setup_differences(entry, doc, paths.PARAMS) == [], entry["id"]
+
+
+def test_paper_vs_ours_reads_a_stage_output(tmp_path):
+    (tmp_path / "results/pcs").mkdir(parents=True)
+    pd.DataFrame({"policy": ["Tiresias", "FIFO"], "mean_jct": [11.25, 16.0], "mean_pred_error": [45.6, 0.0],
+                  "peak_unfairness_pct": [66.0, 592.0]}).to_csv(tmp_path / "results/pcs/fig1.csv", index=False)
+    t = reference.paper_vs_ours("pcs", ["fig1.fifo."], tmp_path).set_index("id")
+    assert t.index.str.startswith("fig1.fifo.").all() and len(t) >= 2
+    assert t.loc["fig1.fifo.mean_jct", "diff"] == pytest.approx(16.0 - 15.75)
+    assert t.loc["fig1.fifo.mean_jct", "ours / paper"] == pytest.approx(16.0 / 15.75)
+    assert t.loc["fig1.fifo.mean_jct", "rel_diff_pct"] == pytest.approx(100 * (16.0 / 15.75 - 1))
+    assert t.loc["fig1.fifo.mean_jct", "match"] == "no"
+    assert np.isnan(t.loc["fig1.fifo.mean_pred_error", "rel_diff_pct"])  # the paper's value is 0
+    assert reference.verdict_counts(t.reset_index())["yes"] == 1
+    assert "same side of 1" not in t
+
+
+def test_paper_vs_ours_says_whether_a_gain_is_on_the_papers_side(tmp_path):
+    (tmp_path / "results/nona").mkdir(parents=True)
+    gains = {"inference_p99": {"spark_fair": 0.5, "random": 3.0}}
+    (tmp_path / "results/nona/fig5_gains.json").write_text(json.dumps(gains))
+    t = reference.paper_vs_ours("nona", ["fig5.gain_inference_p99."], tmp_path, gains=True).set_index("id")
+    side = t["same side of 1"]
+    assert side["fig5.gain_inference_p99.spark_fair"] == "no"  # the paper: Nona 57x faster; here slower
+    assert side["fig5.gain_inference_p99.random"] == "yes"
+    assert side["fig5.gain_inference_p99.opportunistic"] == "missing"
+
+
+@pytest.mark.parametrize("prefixes, message", [([], "non-empty list"), ("fig1.", "non-empty list"),
+                                               (["fig1.", "fig99."], r"starts with \['fig99.'\]")])
+def test_paper_vs_ours_refuses_prefixes_that_select_nothing(tmp_path, prefixes, message):
+    with pytest.raises(ValueError, match=message):
+        reference.paper_vs_ours("pcs", prefixes, tmp_path)

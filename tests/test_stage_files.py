@@ -104,3 +104,14 @@ def test_the_checks_see_a_missing_declaration():
     assert not covered("results/nona/optimiser/load_*.json", ["results/nona/optimiser/summary.csv"])
     assert "results/nona/optimiser/load_*.json" in read("nona/fig5")  # nona_tables, a template per load
     assert not covered("results/nona/decima_train/weights.npz", ["results/nona/optimiser"])
+
+
+def undeclared_writes(stage: str, root) -> list[str]:
+    """Files a run of ``stage`` into ``root`` wrote that the stage does not declare (timings, the
+    executed notebook and the work folder a stage keeps for itself are not outputs)."""
+    st = STAGES[stage]
+    outs = _paths(st.get("outs")) + _paths(st.get("metrics")) + _paths(st.get("plots"))
+    written_files = [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()]
+    skip = ("data/executed/", "data/cache/", "data/scratch/")
+    return sorted(f for f in written_files if not f.startswith(skip) and TIMINGS not in f"/{f}"
+                  and not covered(f, outs))

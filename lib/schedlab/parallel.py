@@ -15,8 +15,16 @@ way everywhere): the numbers are the same on every backend as long as each task 
 own seed. :func:`spawn_seeds` derives independent per-task seeds from one seed
 (``numpy.random.SeedSequence.spawn``); tasks build their ``numpy.random.Generator`` from it.
 
+Every notebook and library loop takes its executor from :func:`executor` (one context manager):
+``with executor(workers) as ex:`` where ``workers`` is what the notebook's parameters say (a
+worker count, ``-1`` for every core, a Dask address, ``None`` for the defaults above, or an
+executor already open, which is kept open).
+
 Examples
 --------
+>>> with executor(1) as ex:
+...     ex.map(abs, [-2, 3], progress=False)
+[2, 3]
 >>> with Executor(workers=1) as ex:
 ...     ex.map(pow, [1, 2, 3], 2, progress=False)
 [1, 4, 9]
@@ -28,6 +36,7 @@ Examples
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -250,13 +259,64 @@ def pmap(fn: Callable, items: Iterable, *args, workers: int | None = None, sched
         return ex.map(fn, items, *args, desc=desc, progress=progress, **kwargs)
 
 
+def _is_dask_client(obj: Any) -> bool:
+    """A ``distributed.Client``, recognised without importing Dask (it is slow to import)."""
+    return type(obj).__name__ == "Client" and type(obj).__module__.startswith("distributed")
+
+
 def resolve(executor: "Executor | int | str | None") -> tuple["Executor", bool]:
-    """An executor from what a caller passed: an :class:`Executor` (kept), a worker count,
-    a Dask address or ``None`` (the default). Returns ``(executor, caller_must_close)``."""
+    """An executor from what a caller passed (see :func:`executor`). Returns
+    ``(executor, caller_must_close)``; :func:`executor` closes it for you."""
     if isinstance(executor, Executor):
         return executor, False
     if executor is None:
         return Executor(), True
+    if _is_dask_client(executor):  # a distributed.Client the caller opened: used, left open by Executor
+        return Executor(scheduler=executor), True
+    if isinstance(executor, bool) or not isinstance(executor, (int, str)):
+        raise TypeError(f"executor must be an Executor, a worker count, a Dask address, a distributed.Client or None, "
+                        f"got {executor!r} ({type(executor).__name__})")
     if isinstance(executor, int):
         return Executor(workers=executor), True
+    if not executor.strip():
+        raise ValueError("executor: an empty Dask address; give None for the default executor")
     return Executor(scheduler=executor), True
+
+
+@contextmanager
+def executor(spec: "Executor | int | str | None" = None) -> Iterator[Executor]:
+    """The executor ``spec`` names, open for the ``with`` block: the one way the suite picks one.
+
+    Parameters
+    ----------
+    spec
+        An open :class:`Executor` (used and left open: its owner closes it), a number of
+        local worker processes (1: this process; -1: every core), a Dask scheduler address
+        (``"tcp://host:8786"``), or ``None``: ``$SCHEDLAB_DASK`` if set, else
+        ``$SCHEDLAB_WORKERS`` local processes, else one per core.
+
+    Yields
+    ------
+    Executor
+        Closed on leaving the block if this call built it.
+
+    Examples
+    --------
+    >>> with executor(1) as ex:
+    ...     ex.kind, ex.workers
+    ('serial', 1)
+    >>> with executor(ex) as same:
+    ...     same is ex
+    True
+    >>> with executor(2.5) as ex:
+    ...     pass
+    Traceback (most recent call last):
+    ...
+    TypeError: executor must be an Executor, a worker count, a Dask address, a distributed.Client or None, got 2.5 (float)
+    """
+    ex, own = resolve(spec)
+    try:
+        yield ex
+    finally:
+        if own:
+            ex.close()

@@ -45,8 +45,9 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -231,6 +232,71 @@ def compare(paper: str, root: Path | None = None, reference_root: Path | None = 
             "paper": v["paper"], "ours": ours, "tolerance": tol_text, "match": match, "note": note,
         })
     return pd.DataFrame(rows)
+
+
+def paper_vs_ours(paper: str, prefixes: Sequence[str], root: str | Path | None = None, *, gains: bool = False,
+                  timings: bool = False, reference_root: Path | None = None) -> pd.DataFrame:
+    """The rows of :func:`compare` a notebook shows: ids starting with one of ``prefixes``.
+
+    Every paper's notebooks show their numbers next to the paper's through this one function.
+
+    Parameters
+    ----------
+    paper
+        ``nona``, ``pcs`` or ``polaris`` (the file ``reference/<paper>.yaml``).
+    prefixes
+        Id prefixes (``"fig7."``); each must select at least one row, so a typo is an error.
+    root
+        The notebook's output root, where ``results/<paper>/`` is read (default: the repository).
+    gains
+        The numbers are factors (Nona's speed-ups): add ``same side of 1``, whether ours and the
+        paper's both say Nona is faster (``missing`` where ours is).
+    timings
+        The entries measured from ``results/<paper>/timings/`` (wall-clock times) instead.
+    reference_root
+        Where the reference files are (default: the repository's ``reference/``).
+
+    Returns
+    -------
+    DataFrame
+        ``id, quantity, paper, ours, diff`` (ours - paper), ``rel_diff_pct`` (100 diff /
+        paper), ``ours / paper``, [``same side of 1``], ``tolerance, match, note``; ``ours`` and
+        the comparisons are numbers (NaN where ours is missing or not a number; the relative
+        ones NaN where the paper's value is 0).
+
+    Raises
+    ------
+    ValueError
+        No prefix given, or a prefix that selects no row (naming it).
+
+    Examples
+    --------
+    >>> t = paper_vs_ours("nona", ["table2.resnet18.post_tasks"], root=Path("/nonexistent"))
+    >>> r = t.iloc[0]
+    >>> r["id"], int(r["paper"]), r["match"]
+    ('table2.resnet18.post_tasks', 10, 'missing input')
+    """
+    if isinstance(prefixes, str) or not prefixes:
+        raise ValueError(f"paper_vs_ours: prefixes must be a non-empty list of id prefixes, got {prefixes!r}")
+    table = compare(paper, root=Path(root) if root is not None else None, reference_root=reference_root,
+                    timings=timings)
+    ids = table["id"].astype(str) if len(table) else pd.Series([], dtype=str)
+    unmatched = [p for p in prefixes if not ids.str.startswith(p).any()]
+    if unmatched:
+        raise ValueError(f"paper_vs_ours: no {'timing ' if timings else ''}entry of reference/{paper}.yaml "
+                         f"starts with {unmatched}")
+    table = table[ids.str.startswith(tuple(prefixes))].copy()
+    ours = pd.to_numeric(table["ours"], errors="coerce")
+    theirs = pd.to_numeric(table["paper"], errors="coerce")
+    table["ours"] = ours
+    table["diff"] = ours - theirs
+    table["ours / paper"] = ours / theirs.where(theirs != 0)
+    table["rel_diff_pct"] = 100.0 * (table["ours / paper"] - 1.0)
+    columns = ["id", "quantity", "paper", "ours", "diff", "rel_diff_pct", "ours / paper", "tolerance", "match", "note"]
+    if gains:
+        table["same side of 1"] = np.where(ours.isna(), "missing", np.where((ours > 1) == (theirs > 1), "yes", "no"))
+        columns.insert(7, "same side of 1")
+    return table[columns].reset_index(drop=True)
 
 
 def to_markdown(table: pd.DataFrame, title: str) -> str:

@@ -7,6 +7,10 @@ pipeline outputs: no stage declares or reads them, so the pipeline's outputs sta
 the same while the times are kept. ``schedlab timings`` (run at the end of ``make reproduce``)
 prints them, so a paper-profile run states what its PCS part took.
 
+:func:`write_timed` is the one way a notebook writes a table that carries times: the table
+without its time columns goes to ``results/<paper>/<file>`` (a pipeline output, the same bytes
+on every run), the times with the columns that name each row to ``results/<paper>/timings/<file>``.
+
 Examples
 --------
 >>> import tempfile
@@ -20,6 +24,10 @@ Examples
 >>> row = totals(t).iloc[0]
 >>> row.paper, row.profile, int(row.stages), float(row.wall_min)
 ('pcs', 'paper', 2, 23.0)
+>>> rows = pd.DataFrame({"load": [0.5], "scheme": ["nona"], "jct_s": [0.2], "wall_s": [1.5]})
+>>> kept, times = split_timings(rows, ["wall_s"], ["load", "scheme"])
+>>> list(kept.columns), list(times.columns)
+(['load', 'scheme', 'jct_s'], ['load', 'scheme', 'wall_s'])
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import json
 import os
 import platform
 from pathlib import Path
+from typing import Protocol, Sequence
 
 import pandas as pd
 
@@ -95,3 +104,85 @@ def totals(t: pd.DataFrame) -> pd.DataFrame:
     out["wall_min"] = (out.wall_s / 60).round(1)
     out["cpu_min"] = (out.cpu_s / 60).round(1)
     return out[["paper", "profile", "stages", "wall_min", "cpu_min", "max_load"]]
+
+
+class _Outputs(Protocol):
+    """Where a notebook writes (:class:`schedlab.notebooks.Outputs`)."""
+
+    def results(self, filename: str) -> Path: ...
+
+    def timings(self, filename: str) -> Path: ...
+
+
+def split_timings(table: pd.DataFrame, timing_columns: Sequence[str],
+                  key_columns: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``table`` without ``timing_columns``, and ``key_columns`` then ``timing_columns``.
+
+    Parameters
+    ----------
+    table
+        Rows carrying both results and wall-clock or CPU times.
+    timing_columns
+        The columns that vary from run to run (times, or values derived from them).
+    key_columns
+        The columns that name a row, kept next to its times.
+
+    Returns
+    -------
+    tuple of DataFrame
+        The reproducible part (column order kept) and the times.
+
+    Raises
+    ------
+    KeyError
+        A named column is not in ``table``, or a column is both a key and a time.
+    """
+    missing = [c for c in [*key_columns, *timing_columns] if c not in table.columns]
+    if missing:
+        raise KeyError(f"split_timings: no column {missing} in {list(table.columns)}")
+    both = sorted(set(key_columns) & set(timing_columns))
+    if both:
+        raise KeyError(f"split_timings: {both} given both as key and as timing columns")
+    return table.drop(columns=list(timing_columns)), table[[*key_columns, *timing_columns]].copy()
+
+
+def write_timed(out: _Outputs, table: pd.DataFrame, filename: str, *, timing_columns: Sequence[str],
+                key_columns: Sequence[str], timings_filename: str | None = None) -> pd.DataFrame:
+    """Write ``table`` without its times to ``out.results(filename)`` and its times (under
+    ``key_columns``) to ``out.timings(timings_filename or filename)``, both as CSV, atomically.
+
+    The first file is a pipeline output and stays byte-identical from run to run; the second
+    is read only by the timing reports (``timings/comparison.md``, ``schedlab timings``).
+
+    Parameters
+    ----------
+    out
+        The notebook's :class:`schedlab.notebooks.Outputs`.
+    table, timing_columns, key_columns
+        As for :func:`split_timings`.
+    filename
+        The file name under ``results/<paper>/`` (and under ``results/<paper>/timings/``,
+        unless ``timings_filename`` names another).
+    timings_filename
+        The times' file name under ``results/<paper>/timings/``, where it differs.
+
+    Returns
+    -------
+    DataFrame
+        The part written to the results (what the figure is drawn from).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from schedlab.notebooks import Outputs
+    >>> out = Outputs(tempfile.mkdtemp(), "nona/demo")
+    >>> t = pd.DataFrame({"servers": [8, 16], "objective": [1.0, 2.0], "solve_s": [0.3, 0.9]})
+    >>> write_timed(out, t, "demo.csv", timing_columns=["solve_s"], key_columns=["servers"]).columns.tolist()
+    ['servers', 'objective']
+    >>> out.timings("demo.csv").read_text().splitlines()[0]
+    'servers,solve_s'
+    """
+    kept, times = split_timings(table, timing_columns, key_columns)
+    atomic_write_text(out.results(filename), kept.to_csv(index=False))
+    atomic_write_text(out.timings(timings_filename or filename), times.to_csv(index=False))
+    return kept

@@ -53,7 +53,7 @@ from IPython.display import Markdown, display
 
 from schedlab import io, paths
 from schedlab.nona import calibration as cal
-from schedlab.parallel import Executor
+from schedlab import parallel
 from schedlab.progress import bar
 
 out = Outputs(output_root, "nona/calibration")
@@ -74,7 +74,7 @@ print(f"GPT-2 time scale measured {measured_scale:.5f} (AlexNet GPU/CPU thread-t
 # %%
 def run(batch, desc, design):
     done = []
-    with tempfile.TemporaryDirectory() as tmp, Executor() as ex:
+    with tempfile.TemporaryDirectory() as tmp, parallel.executor() as ex:
         for i, r in enumerate(bar(len(batch), desc, unit="reading", iterable=batch)):
             done.append(cal.measure(r, design, f"{tmp}/{i}", executor=ex))
     return done
@@ -125,7 +125,7 @@ plt.show()
 ranked = [m for name in summary.reading[:seed_top] for m in [*phase1, *phase2] if m.reading.name == name]
 again = [(r, s) for r in [m.reading for m in ranked] for s in seeds]
 design_of = {m.reading.name: (plan if any(m is p for p in phase1) else plan2) for m in ranked}
-with tempfile.TemporaryDirectory() as tmp, Executor() as ex:
+with tempfile.TemporaryDirectory() as tmp, parallel.executor() as ex:
     reruns = [(s, cal.measure(r, replace(design_of[r.name], seed=s), f"{tmp}/{i}", executor=ex))
               for i, (r, s) in enumerate(bar(len(again), "calibration phase 3", unit="run", iterable=again))]
 by_seed, per_number = cal.seed_spread([(plan.seed, m) for m in ranked] + reruns)

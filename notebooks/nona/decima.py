@@ -44,17 +44,14 @@ params
 from schedlab.notebooks import Outputs
 
 import json
-import time
 
 import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
 
-from schedlab import io, paths
-from schedlab.nona import profiles, workload as W
-from schedlab.nona.sim import simulate
-from schedlab.nona.schedulers import make_scheduler
-from schedlab.nona.decima import LABEL, DecimaScheduler, load_weights, policy as P, features as F
+from schedlab import io, paths, stagetimes
+from schedlab.nona import experiments, profiles, workload as W
+from schedlab.nona.decima import LABEL, load_weights, policy as P, features as F
 
 out = Outputs(output_root, "nona/decima")
 print("writing under", out.root)
@@ -121,34 +118,13 @@ pd.DataFrame(obs.x, index=list(state.jobs[0].tasks),
 # samples its actions (as spark-sched-sim evaluates) from a Generator seeded with `seed`.
 
 # %%
-cluster = W.Cluster(servers=servers, bandwidth_gbps=bandwidth_gbps)
-records, times = [], []
-for load in loads:
-    wl = W.build_workload(models=tuple(present), load=load, cluster=cluster)
-    for scheme in schemes:
-        sched = (DecimaScheduler(rng=seed, compute_rate=cluster.compute_rate, message_passing=message_passing)
-                 if scheme == "decima" else make_scheduler(scheme))
-        t0 = time.perf_counter()
-        res = simulate(wl, cluster, sched, duration=duration, warmup=warmup, rng=np.random.default_rng(seed))
-        s = res.summary()
-        rec = {"load": load, "scheme": LABEL if scheme == "decima" else scheme, "jobs": s["jobs"],
-               "mean_jct_s": s["mean_jct_s"], "p99_jct_s": s["p99_jct_s"],
-               "inference_mean_jct_s": s["inference_mean_jct_s"], "inference_p99_jct_s": s["inference_p99_jct_s"],
-               "link_bytes": s["link_bytes"]}
-        time_rec = {"load": load, "scheme": rec["scheme"], "wall_s": time.perf_counter() - t0}
-        if scheme == "decima":
-            st = sched.stats
-            rec.update(decisions=st["decisions"], mean_num_exec=st["num_exec_sum"] / max(1, st["decisions"]),
-                       max_nodes=st["max_nodes"])
-            time_rec["policy_ms_per_decision"] = 1e3 * st["policy_s"] / max(1, st["decisions"])
-        records.append(rec)
-        times.append(time_rec)
-jct = pd.DataFrame(records)
-io.atomic_write_text(out.results("decima/jct.csv"), jct.to_csv(index=False))
-# wall-clock times vary from run to run: kept apart from the pipeline's outputs
-times = pd.DataFrame(times)
-io.atomic_write_text(out.timings("decima_jct.csv"), times.to_csv(index=False))
-jct.merge(times, on=["load", "scheme"])
+table = experiments.decima_jct(present, loads, schemes, servers=servers, bandwidth_gbps=bandwidth_gbps,
+                               duration=duration, warmup=warmup, seed=seed, message_passing=message_passing)
+# wall-clock times vary from run to run: kept apart from the pipeline's outputs, under results/nona/timings/
+jct = stagetimes.write_timed(out, table, "decima/jct.csv", timings_filename="decima_jct.csv",
+                             timing_columns=experiments.DECIMA_TIMING_COLUMNS,
+                             key_columns=experiments.DECIMA_KEY_COLUMNS)
+table
 
 # %%
 from schedlab.nona.plotting import SCHEME_STYLE, legend_below, readable_log_axis, scheme_label

@@ -66,7 +66,7 @@ import time
 import pandas as pd
 import matplotlib.pyplot as plt
 
-from schedlab import io, paths
+from schedlab import io, paths, stagetimes
 from schedlab.nona import experiments
 from schedlab.nona.decima import train as T
 
@@ -100,9 +100,8 @@ T.save_weights_npz(res.module, out.results("decima_train/weights.npz"))
 curve = pd.DataFrame(res.curve)
 # wall-clock and CPU times vary from run to run: the pipeline's outputs keep the rest, the times go
 # to results/nona/timings/ (Table III's training time is compared there, in timings/comparison.md)
-curve_times = ["sim_s", "wall_s"]
-io.atomic_write_text(out.results("decima_train/curve.csv"), curve.drop(columns=curve_times).to_csv(index=False))
-io.atomic_write_text(out.timings("decima_train_curve.csv"), curve[["iteration", *curve_times]].to_csv(index=False))
+stagetimes.write_timed(out, curve, "decima_train/curve.csv", timings_filename="decima_train_curve.csv",
+                       timing_columns=["sim_s", "wall_s"], key_columns=["iteration"])
 times = {"train_seconds": res.train_seconds, "budget_s": float(budget_s), "within_budget": bool(res.train_seconds <= budget_s),
          "simulation_seconds": float(curve.sim_s.sum()), "cpu_seconds_this_session": cpu_this_session,
          "servers": cfg.servers, "profile": profile,
@@ -160,8 +159,8 @@ plt.show()
 # %%
 ev = T.evaluate(cfg, eval_schemes, T.evaluation_seeds(eval_seeds), duration=eval_duration, weights=res.weights,
                 init_weights=T.initial_weights(cfg), nona_tables=out.results("decima_train/tables/nona.json"))
-io.atomic_write_text(out.results("decima_train/eval.csv"), ev.drop(columns="wall_s").to_csv(index=False))
-io.atomic_write_text(out.timings("decima_train_eval.csv"), ev[["scheme", "seed", "wall_s"]].to_csv(index=False))
+stagetimes.write_timed(out, ev, "decima_train/eval.csv", timings_filename="decima_train_eval.csv",
+                       timing_columns=["wall_s"], key_columns=["scheme", "seed"])
 ok = ev[ev.status == "ok"]
 table = ok.groupby("scheme", sort=False)[["mean_jct_s", "p99_jct_s", "inference_mean_jct_s", "link_offered_load"]].mean()
 for base in ("nona", "spark_fair"):

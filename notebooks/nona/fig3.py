@@ -60,7 +60,8 @@ import matplotlib.pyplot as plt
 from schedlab import io, paths
 from schedlab.nona import experiments
 from IPython.display import Markdown, display
-from schedlab.nona.plotting import SCHEME_STYLE, load_label, paper_vs_ours, plot_sweep, readable_log_axis, scheme_label
+from schedlab.nona.plotting import SCHEME_STYLE, load_label, plot_sweep, readable_log_axis, scheme_label
+from schedlab.reference import paper_vs_ours
 from schedlab.reference import paper_values
 
 out = Outputs(output_root, "nona/fig3")
@@ -288,7 +289,7 @@ experiments.ratio_table(light, "load", "mean_jct_s").round(3)
 # same thing (a gain above 1: Nona faster). Then the same in sentences, from this run's results.
 
 # %%
-comparison = paper_vs_ours(["fig3."], out.root)
+comparison = paper_vs_ours("nona", ["fig3."], out.root, gains=True)
 display(comparison.round(3))
 
 avg = experiments.ratio_table(rows, "load", "mean_jct_s")

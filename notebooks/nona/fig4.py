@@ -42,7 +42,8 @@ import matplotlib.pyplot as plt
 from schedlab import io
 from schedlab.nona import experiments
 from IPython.display import Markdown, display
-from schedlab.nona.plotting import paper_vs_ours, plot_sweep, scheme_label
+from schedlab.nona.plotting import plot_sweep, scheme_label
+from schedlab.reference import paper_vs_ours
 
 out = Outputs(output_root, "nona/fig4")
 # the sweep's settings are this notebook's parameters (schemes, servers, windows, tables, ...)
@@ -158,7 +159,7 @@ experiments.ratio_table(light, "bandwidth_gbps", "mean_jct_s").round(3)
 # faster.
 
 # %%
-comparison = paper_vs_ours(["fig4."], out.root)
+comparison = paper_vs_ours("nona", ["fig4."], out.root, gains=True)
 display(comparison.round(3))
 oblivious = [s for s in ("spark_fair", "opportunistic", "random", "decima") if s in avg]
 ranges = "; ".join(f"{scheme_label(s)} {avg[s].min():.3g}-{avg[s].max():.3g}x (paper: up to {paper['avg'][s]:g}x)"

@@ -32,7 +32,6 @@ params
 from schedlab.notebooks import Outputs
 
 import json
-import math
 
 import pandas as pd
 import matplotlib.pyplot as plt
@@ -40,7 +39,8 @@ import matplotlib.pyplot as plt
 from schedlab import io
 from schedlab.nona import experiments
 from IPython.display import Markdown, display
-from schedlab.nona.plotting import paper_vs_ours, plot_cdfs, scheme_label
+from schedlab.nona.plotting import plot_cdfs, scheme_label
+from schedlab.reference import paper_vs_ours
 
 out = Outputs(output_root, "nona/fig5")
 # the sweep's settings are this notebook's parameters (schemes, servers, windows, tables, ...)
@@ -65,36 +65,10 @@ io.atomic_write_text(out.results("fig5.csv"), summary.to_csv(index=False))
 summary
 
 # %%
-def p99(s, kind=None, cls=None):
-    if s not in {k[2] for k in jobs}:
-        return float("nan")
-    j = jobs[(load, bandwidth_gbps, s)]
-    if kind is not None:
-        j = j[j.kind == kind]
-    if cls is not None:
-        j = j[j.job_class == cls]
-    return float(j.jct.quantile(0.99))
-
-gains = {"profile": profile, "inference_p99": {}, "paper": paper}
-for s in ["spark_fair", "opportunistic", "random", "decima", "decima_retrained"]:
-    v = p99(s, kind="inference") / p99("nona", kind="inference")
-    if math.isfinite(v):
-        gains["inference_p99"][s] = v
-v = p99("decima", cls="background_compute") / p99("nona", cls="background_compute")
-if math.isfinite(v):
-    gains["background_p99_decima"] = v
-v = p99("decima_retrained", cls="background_compute") / p99("nona", cls="background_compute")
-if math.isfinite(v):
-    gains["background_p99_decima_retrained"] = v
-# background jobs with no queueing delay: JCT equal to their own service (compute task or transfer)
-gains["background_no_wait"] = {}
-for s in schemes:
-    if (load, bandwidth_gbps, s) not in jobs:
-        continue
-    share = experiments.background_no_wait(jobs[(load, bandwidth_gbps, s)])
-    if math.isfinite(share):
-        gains["background_no_wait"][s] = share
-io.atomic_write_json(out.results("fig5_gains.json"), gains)
+# the tail gains (each baseline's p99 / Nona's) and the background share served with no wait; the
+# gains JSON is written once, at the end, with the same-window and light-traffic entries below
+by_scheme = {s: jobs[(load, bandwidth_gbps, s)] for s in schemes if (load, bandwidth_gbps, s) in jobs}
+gains = experiments.fig5_gains(by_scheme, schemes, profile=profile, paper=paper)
 pd.DataFrame({"ours": pd.Series(gains["inference_p99"]), "paper": pd.Series(paper["inference_p99"])})
 
 # %% [markdown]
@@ -105,7 +79,6 @@ pd.DataFrame({"ours": pd.Series(gains["inference_p99"]), "paper": pd.Series(pape
 # JCT / Nona's) next to the factor the paper prints.
 
 # %%
-by_scheme = {s: jobs[(load, bandwidth_gbps, s)] for s in schemes if (load, bandwidth_gbps, s) in jobs}
 fig = plot_cdfs(by_scheme, schemes, classes, gains=gains["inference_p99"], paper_gains=paper["inference_p99"],
                 title=f"Fig. 5: JCT distribution per job class at load {load:g}, {bandwidth_gbps:g} Gbps "
                       f"({servers} servers, {profile} profile)")
@@ -132,7 +105,6 @@ plt.show()
 same = setup.same_window(rows)
 if same is not None:
     gains["same_window"] = same
-    io.atomic_write_json(out.results("fig5_gains.json"), gains)
     print(json.dumps(same, indent=1))
 
 # %%
@@ -152,16 +124,10 @@ light, light_jobs = setup.with_changes(schemes=light_schemes, workload={**worklo
                                        star_tables=None).run([{"load": load, "bandwidth_gbps": bandwidth_gbps}],
                                                              keep_jobs=True)
 light_by_scheme = {s: light_jobs[(load, bandwidth_gbps, s)] for s in light_schemes if (load, bandwidth_gbps, s) in light_jobs}
-light_p99 = {s: float(j[j.kind == "inference"].jct.quantile(0.99)) for s, j in light_by_scheme.items()}
 placements = experiments.placement_table(light, schemes=("nona", "nona_star"))
 io.atomic_write_text(out.results("fig5_light_placements.csv"), placements.to_csv(index=False))
-gains["light"] = {
-    "workload": dict(light_workload),
-    "inference_p99": {s: light_p99[s] / light_p99["nona"] for s in ("spark_fair", "opportunistic", "random")
-                      if s in light_p99},
-    "mixed_subgraphs": int((placements.mixed & (placements.scheme == "nona")).sum()),
-}
-io.atomic_write_json(out.results("fig5_gains.json"), gains)
+gains["light"] = experiments.light_gains(light_by_scheme, placements, light_workload)
+io.atomic_write_json(out.results("fig5_gains.json"), gains)  # the one write: every entry is in
 io.atomic_write_text(out.results("fig5_light.csv"),
                      pd.concat([j.assign(scheme=s) for s, j in light_by_scheme.items()])
                      .groupby(["job_class", "scheme"], observed=True).jct
@@ -193,7 +159,7 @@ display(Markdown(f"Nona's tables mix placements in {gains['light']['mixed_subgra
 # Every Fig. 5 number of `reference/nona.yaml`, measured from the files this notebook wrote.
 
 # %%
-comparison = paper_vs_ours(["fig5."], out.root)
+comparison = paper_vs_ours("nona", ["fig5."], out.root, gains=True)
 display(comparison.round(3))
 tail = gains["inference_p99"]
 wins = [s for s, v in tail.items() if v > 1 and s in paper["inference_p99"]]

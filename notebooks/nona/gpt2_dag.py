@@ -131,9 +131,9 @@ pd.DataFrame([{"task": x, "ops": len(h.nodes[x]["members"]), "forward_ms": round
 
 # %%
 from IPython.display import Markdown, display
-from schedlab.nona.plotting import paper_vs_ours
+from schedlab.reference import paper_vs_ours
 
-comparison = paper_vs_ours(["table2.gpt2.", "gpt2.", "optimiser."], out.root, gains=False)
+comparison = paper_vs_ours("nona", ["table2.gpt2.", "gpt2.", "optimiser."], out.root)
 comparison = comparison[comparison["id"].str.startswith(("table2.gpt2.", "gpt2.")) | comparison["id"].str.contains("whitelisted")]
 # Table II's GPT-2 row is measured from table2.csv (the table2 notebook): here only what this notebook wrote
 comparison = comparison[comparison.match != "missing input"]

@@ -40,7 +40,7 @@ params
 from schedlab.notebooks import Outputs
 
 import pandas as pd
-from schedlab import io
+from schedlab import io, stagetimes
 from schedlab.nona import profiles
 from schedlab.nona.decision import class_space, space_size
 from schedlab.nona.optimise import solve_point
@@ -81,30 +81,27 @@ space
 # ## Solve at every load
 
 # %%
-summary, solve_times = [], []
+summary = []
 for load in loads:
     res, doc = solve_point(load, bandwidth_gbps=bandwidth_gbps, servers=servers, method="global", models=models,
                            workload_kwargs=workload)
     io.atomic_write_json(out.results(f"optimiser/load_{load:g}.json"), doc)
     row = {"load": load, "objective": res.objective, "mean_jct_s": res.mean_jct_s, "link_load": res.rho,
-           "phi_ms": res.phi * 1e3, "global_gap": res.gap, "lps": res.info["lps"]}
-    times = {"load": load, "global_s": res.solve_seconds}
+           "phi_ms": res.phi * 1e3, "global_gap": res.gap, "lps": res.info["lps"], "global_s": res.solve_seconds}
     for m in compare_methods:
         other, _ = solve_point(load, bandwidth_gbps=bandwidth_gbps, servers=servers, method=m, models=models,
                                    workload_kwargs=workload)
         row[f"{m}_objective"] = other.objective
-        times[f"{m}_s"] = other.solve_seconds
+        row[f"{m}_s"] = other.solve_seconds
         row[f"{m}_gap_vs_global"] = other.objective - res.lower_bound
     dists = res.distributions()
     row["distributed_subgraphs"] = sum(1 - opts[0][1] for rows_ in dists.values() for _, opts in rows_)
     summary.append(row)
-    solve_times.append(times)
 summary = pd.DataFrame(summary)
-io.atomic_write_text(out.results("optimiser/summary.csv"), summary.to_csv(index=False))
-# wall-clock solve times vary from run to run: kept apart from the pipeline's outputs
-solve_times = pd.DataFrame(solve_times)
-io.atomic_write_text(out.timings("optimiser_solve_seconds.csv"), solve_times.to_csv(index=False))
-summary.merge(solve_times, on="load")
+# wall-clock solve times vary from run to run: kept apart from the pipeline's outputs, under results/nona/timings/
+stagetimes.write_timed(out, summary, "optimiser/summary.csv", timings_filename="optimiser_solve_seconds.csv",
+                       timing_columns=["global_s", *(f"{m}_s" for m in compare_methods)], key_columns=["load"])
+summary
 
 # %% [markdown]
 # `distributed_subgraphs` is the expected number of subgraphs (over all classes) not run on a
@@ -121,9 +118,9 @@ summary.merge(solve_times, on="load")
 
 # %%
 from IPython.display import Markdown, display
-from schedlab.nona.plotting import paper_vs_ours
+from schedlab.reference import paper_vs_ours
 
-comparison = paper_vs_ours(["optimiser.search_space", "optimiser.n_distributions"], out.root, gains=False)
+comparison = paper_vs_ours("nona", ["optimiser.search_space", "optimiser.n_distributions"], out.root)
 comparison = comparison[~comparison["id"].str.contains("whitelisted")]  # the gpt2_dag notebook's rows
 display(comparison)
 paper_space, paper_dists = (float(comparison.set_index("id").paper[k])

@@ -50,7 +50,8 @@ from schedlab.nona.optimise import compile_problem, distributed_share, evaluate,
 from schedlab.nona.queueing import UnstableLinkError
 from schedlab.nona.workload import Cluster, build_workload, job_f
 from IPython.display import Markdown, display
-from schedlab.nona.plotting import paper_vs_ours, plot_job_f
+from schedlab.nona.plotting import plot_job_f
+from schedlab.reference import paper_vs_ours
 
 out = Outputs(output_root, "nona/table1")
 cluster = Cluster(servers=2, bandwidth_gbps=bandwidth_gbps)
@@ -218,7 +219,7 @@ plt.show()
 # (`table1.penalty_distribute.*`) at our low/medium/high loads.
 
 # %%
-comparison = paper_vs_ours(["table1."], out.root, gains=False)
+comparison = paper_vs_ours("nona", ["table1."], out.root)
 display(comparison.round(3))
 t1 = table1.set_index("cluster_load")
 falls = bool((sweep.sort_values("load").p_distribute.diff().dropna() <= 1e-9).all())

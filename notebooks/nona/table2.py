@@ -126,9 +126,9 @@ times.round(3)
 
 # %%
 from IPython.display import Markdown, display
-from schedlab.nona.plotting import paper_vs_ours
+from schedlab.reference import paper_vs_ours
 
-comparison = paper_vs_ours(["table2."], out.root, gains=False)
+comparison = paper_vs_ours("nona", ["table2."], out.root)
 display(comparison.round(2))
 pdm = comparison[~comparison["id"].str.startswith("table2.gpt2")]
 asserted = pdm[pdm.match.isin(["yes", "no"])]

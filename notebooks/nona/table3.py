@@ -45,7 +45,7 @@ from schedlab.notebooks import Outputs
 
 import matplotlib.pyplot as plt
 import pandas as pd
-from schedlab import io
+from schedlab import io, stagetimes
 from schedlab.nona.optimise import placement_counts, solve
 from schedlab.nona.workload import Cluster, build_workload, inference_classes
 
@@ -76,8 +76,7 @@ assert not together, (f"no subgraph splits at {together} servers (comm_load={com
                       "would run no LP; pick a background link load where splitting pays (e.g. 0.05)")
 # the solve times vary from run to run: the pipeline's output keeps what the solvers found, the
 # times go to results/nona/timings/ (compared with the paper's in timings/comparison.md)
-io.atomic_write_text(out.results("table3_runs.csv"), runs.drop(columns="solve_s").to_csv(index=False))
-io.atomic_write_text(out.timings("table3_runs.csv"), runs[["servers", "method", "solve_s"]].to_csv(index=False))
+stagetimes.write_timed(out, runs, "table3_runs.csv", timing_columns=["solve_s"], key_columns=["servers", "method"])
 runs.round(6)
 
 # %% [markdown]
@@ -116,8 +115,8 @@ print(f"our Decima training: {train_seconds:.0f} s at {trained['servers']} serve
       f"{trained['hardware']}); paper: {trained['paper_hours'][str(trained['servers'])]} h on {trained['paper_hardware']}")
 timing_columns = [c for c in table3.columns if c.startswith("ours_") or c in ("speedup_vs_paper_global",
                                                                               "decima_training_s_ours")]
-io.atomic_write_text(out.results("table3.csv"), table3.drop(columns=timing_columns).to_csv(index=False))
-io.atomic_write_text(out.timings("table3.csv"), table3.to_csv(index=False))
+stagetimes.write_timed(out, table3, "table3.csv", timing_columns=timing_columns,
+                       key_columns=[c for c in table3.columns if c not in timing_columns])
 g = t["global"]
 summary = {"global_max_s": float(g.max()), "global_max_over_min": float(g.max() / g.min()),
            "local_max_s": float(t["local"].max()) if "local" in t else None}
@@ -154,9 +153,9 @@ plt.show()
 
 # %%
 from IPython.display import Markdown, display
-from schedlab.nona.plotting import paper_vs_ours
+from schedlab.reference import paper_vs_ours
 
-comparison = paper_vs_ours(["table3."], out.root, gains=False, timings=True)
+comparison = paper_vs_ours("nona", ["table3."], out.root, timings=True)
 display(comparison)
 work = runs[runs.method == "global"].set_index("servers")
 text = [f"On an instance where splitting pays (background link load {comm_load:g}), the certified global solution "

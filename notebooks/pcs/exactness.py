@@ -45,7 +45,7 @@ from IPython.display import Markdown, display
 from schedlab import data, io
 from schedlab.pcs import experiments as X, load_trace, make_policy, metrics, plots, simulate
 from schedlab.pcs.artifacts import load_run, run_config, trace_0e4a51
-from schedlab.reference import paper_values
+from schedlab.reference import paper_values, paper_vs_ours, verdict_counts
 
 out = Outputs(output_root, "pcs/exactness")
 
@@ -93,9 +93,9 @@ out.savefig(fig, "pcs_jct_agreement")
 # points (`fig8b.authors_files.*`), then the summary of the job-by-job checks.
 
 # %%
-cmp_ex = plots.paper_vs_ours(out.root, ["fig8b.authors_files."])
+cmp_ex = paper_vs_ours("pcs", ["fig8b.authors_files."], out.root)
 display(cmp_ex.drop(columns="quantity").round(3))
-counts = plots.match_counts(cmp_ex)
+counts = verdict_counts(cmp_ex)
 th0 = tv[tv.variant.str.startswith("default")].set_index("trace")
 Markdown(f"""
 * **Our simulator vs the authors' per-job outputs:** {int(ex.jobs_off.sum())} job-times off by more than 1e-6 relative

@@ -48,7 +48,7 @@ from IPython.display import Markdown, display
 
 from schedlab import data, io
 from schedlab.pcs import Workload, experiments as X, plots
-from schedlab.reference import paper_values
+from schedlab.reference import paper_values, paper_vs_ours, verdict_counts
 
 out = Outputs(output_root, "pcs/fig1")
 
@@ -73,9 +73,9 @@ out.savefig(fig, "fig1b")
 # ## Paper vs ours
 
 # %%
-cmp1 = plots.paper_vs_ours(out.root, ["fig1."])
+cmp1 = paper_vs_ours("pcs", ["fig1."], out.root)
 display(cmp1.drop(columns="quantity").round(3))
-counts = plots.match_counts(cmp1)
+counts = verdict_counts(cmp1)
 by = table.set_index("policy")
 ref = cmp1.set_index("id")
 themis = ref.loc["fig1.themis.mean_pred_error"]

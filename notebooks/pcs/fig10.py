@@ -41,7 +41,7 @@ from IPython.display import Markdown, display
 
 from schedlab import io
 from schedlab.pcs import metrics, experiments as X, plots
-from schedlab.reference import paper_values
+from schedlab.reference import paper_values, paper_vs_ours
 from schedlab.pcs.artifacts import trace_0e4a51
 
 out = Outputs(output_root, "pcs/fig10")
@@ -77,9 +77,9 @@ out.savefig(fig, "fig10")
 # error is asserted: it holds on any workload).
 
 # %%
-cmp10 = plots.paper_vs_ours(out.root, ["fig10."])
+cmp10 = paper_vs_ours("pcs", ["fig10."], out.root)
 display(cmp10.drop(columns="quantity").round(3))
-cmp10a = plots.paper_vs_ours(out.root, ["fig10a."])
+cmp10a = paper_vs_ours("pcs", ["fig10a."], out.root)
 display(cmp10a.drop(columns="quantity").round(3))
 pcs, fifo = f10[f10.policy == "PCS-JCT"].set_index("p_error"), f10[f10.policy == "FIFO"].set_index("p_error")
 lo, hi = min(errors), max(errors)

@@ -54,11 +54,11 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from schedlab import io
+from schedlab import io, parallel
 from schedlab.pcs import experiments as X, plots
 from schedlab.pcs.generators import generate
 from schedlab.pcs.pareto import parse_objectives
-from schedlab.reference import paper_values
+from schedlab.reference import paper_values, paper_vs_ours
 
 out = Outputs(output_root, "pcs/fig10c")
 objs = parse_objectives(objectives)
@@ -71,8 +71,9 @@ print(f"{num_apps} apps; last arrival {span(w_train):.0f} s at {train_load:.0%},
 
 # %%
 # both searches and the re-runs at the test load on `workers` processes (schedlab.parallel)
-res, front_test = X.fig10c_transfer(w_train, w_test, objs, budget=budget, gpus=gpus, seed=seed, within=within,
-                                    executor=workers)
+with parallel.executor(workers) as ex:
+    res, front_test = X.fig10c_transfer(w_train, w_test, objs, budget=budget, gpus=gpus, seed=seed, within=within,
+                                        executor=ex)
 gap = res.gap_to_test_front.to_numpy()
 io.atomic_write_text(out.results("fig10c.csv"), res.to_csv(index=False))
 io.atomic_write_text(out.results("fig10c_front_test.csv"), front_test.to_csv(index=False))
@@ -94,7 +95,7 @@ out.savefig(fig, "fig10c")
 # ## Paper vs ours
 
 # %%
-cmp10c = plots.paper_vs_ours(out.root, ["fig10c."])
+cmp10c = paper_vs_ours("pcs", ["fig10c."], out.root)
 display(cmp10c.drop(columns="quantity").round(2))
 share = 100 * float(np.mean(gap <= within))
 Markdown(f"""

@@ -63,6 +63,7 @@ from IPython.display import Markdown, display
 
 from schedlab import data, io
 from schedlab.pcs import load_trace, experiments as X, plots
+from schedlab.reference import paper_vs_ours
 from schedlab.pcs.pareto import pareto_search, parse_objectives
 
 out = Outputs(output_root, "pcs/fig3")
@@ -119,7 +120,7 @@ summary
 # front's, shown next to ours, not asserted.
 
 # %%
-cmp3 = plots.paper_vs_ours(out.root, ["fig3."])
+cmp3 = paper_vs_ours("pcs", ["fig3."], out.root)
 display(cmp3.drop(columns="quantity").round(3))
 r3 = cmp3.set_index("id")
 below = base[base[cols[1]] > ours[cols[1]].max()].policy.tolist()

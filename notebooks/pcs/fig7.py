@@ -72,7 +72,7 @@ from IPython.display import Markdown, display
 
 from schedlab import data, io
 from schedlab.pcs import experiments as X, load_trace, plots
-from schedlab.reference import paper_values
+from schedlab.reference import paper_values, paper_vs_ours, verdict_counts
 
 out = Outputs(output_root, "pcs/fig7")
 
@@ -108,9 +108,9 @@ out.savefig(fig, "fig7")
 # predicted subset differ, see above).
 
 # %%
-cmp7 = plots.paper_vs_ours(out.root, ["fig7."])
+cmp7 = paper_vs_ours("pcs", ["fig7."], out.root)
 have = cmp7[cmp7.ours.notna()]
-counts = plots.match_counts(cmp7)
+counts = verdict_counts(cmp7)
 asserted = have[have.match.isin(["yes", "no"])]
 base_shown = have[~have.id.str.contains(".PCS-") & (have.match == "not asserted")]
 pcs_rows = have[have.id.str.contains(".PCS-")]

@@ -39,9 +39,9 @@ from schedlab.notebooks import Outputs
 import pandas as pd
 from IPython.display import Markdown, display
 
-from schedlab import io
+from schedlab import io, parallel
 from schedlab.pcs import metrics, experiments as X, plots
-from schedlab.reference import paper_values
+from schedlab.reference import paper_values, paper_vs_ours, verdict_counts
 from schedlab.pcs.generators import authors_rng, generate
 
 out = Outputs(output_root, "pcs/fig8")
@@ -52,19 +52,21 @@ per_job = []
 randomised_afs = afs_variant == "randomised" and "AFS" in policies
 if afs_variant not in ("randomised", "alg_c"):
     raise ValueError(f"afs_variant = {afs_variant!r}: expected 'randomised' or 'alg_c'")
-if randomised_afs:  # one task per seed on all cores (reference engine, minutes per seed)
-    runs["AFS"] = X.fig8_afs_runs(seeds, num_apps, gpus, load)
-    per_job += [df.assign(policy="AFS", seed=s) for s, df in runs["AFS"].items()]
-for s in seeds:
-    for n, pols in [(num_apps, [p for p in policies if p != "Max-Min" and not (p == "AFS" and randomised_afs)]),
-                    (num_apps_fs, [p for p in policies if p == "Max-Min"])]:
-        if not pols:
-            continue
-        w = generate("gavel", n, authors_rng(s), load=load, gpus=gpus)
-        r = X.run_many(w, X.policy_set(pols, "gavel", themis_lease_s), gpus, executor=None)  # all cores
-        for p in pols:
-            runs[p][s] = r[p]
-            per_job.append(r[p].assign(policy=p, seed=s))
+# every core ($SCHEDLAB_WORKERS or $SCHEDLAB_DASK to choose): the same numbers on any executor
+with parallel.executor() as ex:
+    if randomised_afs:  # one task per seed (reference engine, minutes per seed)
+        runs["AFS"] = X.fig8_afs_runs(seeds, num_apps, gpus, load, executor=ex)
+        per_job += [df.assign(policy="AFS", seed=s) for s, df in runs["AFS"].items()]
+    for s in seeds:
+        for n, pols in [(num_apps, [p for p in policies if p != "Max-Min" and not (p == "AFS" and randomised_afs)]),
+                        (num_apps_fs, [p for p in policies if p == "Max-Min"])]:
+            if not pols:
+                continue
+            w = generate("gavel", n, authors_rng(s), load=load, gpus=gpus)
+            r = X.run_many(w, X.policy_set(pols, "gavel", themis_lease_s), gpus, executor=ex)
+            for p in pols:
+                runs[p][s] = r[p]
+                per_job.append(r[p].assign(policy=p, seed=s))
 f8 = metrics.fig8_aggregate(runs)
 io.atomic_write_text(out.results("fig8.csv"), f8.to_csv(index=False))
 pj = pd.concat(per_job, ignore_index=True)
@@ -83,9 +85,9 @@ out.savefig(fig, "fig8b")
 # Baselines are asserted (exactly, with `afs_variant = "randomised"`); the PCS rows are shown only.
 
 # %%
-cmp8 = plots.paper_vs_ours(out.root, ["fig8b.simulated.", "fig8a.simulated."])
+cmp8 = paper_vs_ours("pcs", ["fig8b.simulated.", "fig8a.simulated."], out.root)
 display(cmp8.drop(columns="quantity").round(3))
-counts = plots.match_counts(cmp8)
+counts = verdict_counts(cmp8)
 pcs_rows = cmp8[cmp8.id.str.contains(".PCS-")]
 by = f8.set_index("policy")
 fastest = by.norm_avg_jct.idxmin()

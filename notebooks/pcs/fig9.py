@@ -69,8 +69,9 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from schedlab import data, io
+from schedlab import data, io, parallel, stagetimes
 from schedlab.pcs import experiments as X, load_trace, plots
+from schedlab.reference import paper_vs_ours, verdict_counts
 from schedlab.pcs.pareto import parse_objectives
 
 out = Outputs(output_root, "pcs/fig9")
@@ -89,12 +90,12 @@ def paper_ab(fig, jobs, gpus):
 
 # %%
 # one task per (jobs, GPUs) point on `workers` processes; CPU seconds are measured in the process that ran it
-f9a = X.fig9a_timings(full, sim_jobs, sim_gpus, sim_repeats, config, executor=1)  # timings: one simulation at a time
+with parallel.executor(1) as ex:  # timings: one simulation at a time, nothing else competing
+    f9a = X.fig9a_timings(full, sim_jobs, sim_gpus, sim_repeats, config, executor=ex)
 f9a["paper_min"] = [paper_ab("a", j, g) for j, g in zip(f9a.jobs, f9a.gpus)]
 f9a["ours_min"] = f9a.cpu_s / 60
-f9a_results, f9a_times = X.split_timings(f9a, [*X.FIG9A_TIMING_COLUMNS, "paper_min", "ours_min"])
-io.atomic_write_text(out.results("fig9a.csv"), f9a_results.to_csv(index=False))
-io.atomic_write_text(out.timings("fig9a.csv"), f9a_times.to_csv(index=False))
+stagetimes.write_timed(out, f9a, "fig9a.csv", timing_columns=[*X.FIG9A_TIMING_COLUMNS, "paper_min", "ours_min"],
+                       key_columns=X.FIG9_KEY_COLUMNS)
 f9a
 
 # %% [markdown]
@@ -104,11 +105,11 @@ f9a
 grid = [(jobs, gpus, front_budget) for jobs, gpus in front_grid]
 if full_search:
     grid.append((full_search["jobs"], full_search["gpus"], full_search["budget"]))
-f9b, searches_9b = X.fig9b_searches(full, grid, objs, executor=workers, return_fronts=True)
+with parallel.executor(workers) as ex:
+    f9b, searches_9b = X.fig9b_searches(full, grid, objs, executor=ex, return_fronts=True)
 f9b["paper_s"] = [paper_ab("b", j, g) for j, g in zip(f9b.jobs, f9b.gpus)]
-f9b_results, f9b_times = X.split_timings(f9b, [*X.FIG9B_TIMING_COLUMNS, "paper_s"])
-io.atomic_write_text(out.results("fig9b.csv"), f9b_results.to_csv(index=False))
-io.atomic_write_text(out.timings("fig9b.csv"), f9b_times.to_csv(index=False))
+stagetimes.write_timed(out, f9b, "fig9b.csv", timing_columns=[*X.FIG9B_TIMING_COLUMNS, "paper_s"],
+                       key_columns=X.FIG9_KEY_COLUMNS)
 summ = json.loads(open(data.require("pcs/pareto_search/wfq_pareto_fronts_workload2_2023-11_summary.json")).read())
 auth_t = pd.DataFrame([{"file": s["file"], "jobs": s["num_apps"], "evaluations": s["evaluations"],
                         "computing_time_min": s["computing_time_s"] / 60} for s in summ])
@@ -123,8 +124,9 @@ f9b
 # %%
 # a 9b search on the same jobs, 64 GPUs and seed 0 (the paper profile's 2,001-job search) already ran the
 # first evaluations of the heuristic seed-0 search: they are reused (a search does not depend on its budget)
-f9c, reference = X.fig9c_coverage(X.fig9_workload(full, cover_jobs, 64), objs, cover_budgets, cover_seeds,
-                                  cover_eps, executor=workers, reuse=searches_9b)
+with parallel.executor(workers) as ex:
+    f9c, reference = X.fig9c_coverage(X.fig9_workload(full, cover_jobs, 64), objs, cover_budgets, cover_seeds,
+                                      cover_eps, executor=ex, reuse=searches_9b)
 pc = paper["c"]
 f9c["paper_pct"] = [pc["heuristics" if s == "heuristic" else "without_heuristics"][pc["labels"].index(b)]
                     if b in pc["labels"] else np.nan for b, s in zip(f9c.budget, f9c.space)]
@@ -150,9 +152,9 @@ out.savefig(fig, "fig9c")
 # the times (other hardware: compare orders of magnitude).
 
 # %%
-cmp9 = plots.paper_vs_ours(out.root, ["fig9c."])
+cmp9 = paper_vs_ours("pcs", ["fig9c."], out.root)
 display(cmp9.drop(columns="quantity").round(1))
-counts = plots.match_counts(cmp9)
+counts = verdict_counts(cmp9)
 have = cmp9[cmp9.ours.notna()]
 heur = f9c[f9c.space == "heuristic"].set_index("budget").share_pct
 raw = f9c[f9c.space == "raw"].set_index("budget").share_pct

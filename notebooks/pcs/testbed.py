@@ -43,6 +43,7 @@ from IPython.display import Markdown, display
 
 from schedlab import io
 from schedlab.pcs import metrics, experiments as X, plots
+from schedlab.reference import paper_vs_ours
 from schedlab.pcs.generators import testbed_trace
 
 out = Outputs(output_root, "pcs/testbed")
@@ -73,7 +74,7 @@ out.savefig(fig, "testbed")
 # the text's claims against our simulated numbers.
 
 # %%
-cmp_tb = plots.paper_vs_ours(out.root, ["fig6b.testbed_simulated.", "fig6a.testbed_simulated."])
+cmp_tb = paper_vs_ours("pcs", ["fig6b.testbed_simulated.", "fig6a.testbed_simulated."], out.root)
 display(cmp_tb.drop(columns="quantity").round(2))
 by = tb.set_index("policy")
 p90 = {lab: metrics.percentile(metrics.pred_error(df), 90) for lab, df in runs.items()}

@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from schedlab import io, reference
+from schedlab import io, parallel, reference, stagetimes
 from schedlab.polaris import duration, explain, grid, hopkins, pipeline, plots, scoring, synthetic
 from schedlab.polaris.schema import FEATURES
 from schedlab.reference import paper_values
@@ -131,14 +131,13 @@ t2
 
 # %%
 cfgs = grid.configs(algorithms=algorithms, transforms=transforms, metrics=metrics, min_cluster_sizes=min_cluster_sizes)
-with pipeline.timed(timings, "grid_s"):
-    table = grid.run_grid(X, cfgs, work / "grid_cache", n_jobs=1 if grid_scheduler else grid_n_jobs,
-                          scheduler=grid_scheduler or None, seed=seed, silhouette_sample=silhouette_sample or None,
+with pipeline.timed(timings, "grid_s"), parallel.executor(grid_scheduler or grid_n_jobs) as ex:
+    table = grid.run_grid(X, cfgs, work / "grid_cache", executor=ex, seed=seed,
+                          silhouette_sample=silhouette_sample or None,
                           optics_subsample=optics_subsample or None, progress=False)
 # per-run wall/CPU seconds change from run to run: kept apart, under results/polaris/timings/
-grid_results, grid_times = grid.split_timings(table.assign(data=LABEL))
-io.atomic_write_text(out.results("pipeline_grid.csv"), grid_results.to_csv(index=False))
-io.atomic_write_text(out.timings("pipeline_grid.csv"), grid_times.assign(data=LABEL).to_csv(index=False))
+stagetimes.write_timed(out, table.assign(data=LABEL), "pipeline_grid.csv", timing_columns=grid.TIMING_COLUMNS,
+                       key_columns=[*grid.RUN_COLUMNS, "data"])
 t4 = grid.summary(table)
 io.atomic_write_text(out.results("pipeline_table4.csv"), t4.assign(data=LABEL).to_csv(index=False))
 paper_grid = paper_values("polaris", "grid.")
@@ -310,18 +309,15 @@ summary
 # %% [markdown]
 # ## Paper vs ours
 #
-# The rows of `schedlab.reference.compare("polaris")` this notebook's files feed, with the signed
+# The rows of `schedlab.reference.paper_vs_ours("polaris", ...)` this notebook's files feed, with the signed
 # difference ours − paper, then a summary with Table IV's silhouettes. With the default
 # (synthetic) trace every number below is a **SYNTHETIC stand-in's**: it shows the method running
 # end to end, not the paper's values (those on real data are in `polaris/real_panel`).
 
 # %%
-cmp = reference.compare("polaris", root=out.root)
-cmp = cmp[cmp.id.str.startswith(("hopkins.synthetic", "table2.", "table5.", "fig5."))].copy()
-cmp["ours"] = pd.to_numeric(cmp["ours"])
-cmp["ours_minus_paper"] = cmp["ours"] - cmp["paper"]
-cmp[["id", "paper", "ours", "ours_minus_paper", "match"]].assign(data=LABEL).style.format(
-    "{:.4g}", subset=["paper", "ours", "ours_minus_paper"])
+cmp = reference.paper_vs_ours("polaris", ["hopkins.synthetic", "table2.", "table5.", "fig5."], out.root)
+cmp[["id", "paper", "ours", "diff", "match"]].assign(data=LABEL).style.format(
+    "{:.4g}", subset=["paper", "ours", "diff"])
 
 # %%
 by_id = cmp.set_index("id")
@@ -337,8 +333,8 @@ Markdown(f"""
 All numbers here come from {stand_in}, {info.rows:,} joined rows, a {len(sample):,}-row sample (paper: 100,001).
 
 * **Hopkins**: {by_id.loc["hopkins.synthetic", "ours"]:.4f} vs the paper's {by_id.loc["hopkins.synthetic", "paper"]:.4f}
-  ({by_id.loc["hopkins.synthetic", "ours_minus_paper"]:+.4f}); below 0.3 means clusterable.
-* **Table II**: ours − paper from {t2_rows.ours_minus_paper.min():+.2f} to {t2_rows.ours_minus_paper.max():+.2f}
+  ({by_id.loc["hopkins.synthetic", "diff"]:+.4f}); below 0.3 means clusterable.
+* **Table II**: ours − paper from {t2_rows["diff"].min():+.2f} to {t2_rows["diff"].max():+.2f}
   over the {len(t2_rows)} cells; the sign agrees in {t2_same_sign} of {len(t2_rows)}.
 * **Tables III/IV**: the best HDBSCAN run ({run['transform']}, {run.metric}, min cluster size {run.min_cluster_size})
   finds {int(run.n_clusters)} profiles and {int(run.n_outliers):,} outliers, ACQUIRES {run.scores_v1:.3f} (authors' best on real data

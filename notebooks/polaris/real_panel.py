@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown
 
-from schedlab import io, reference
+from schedlab import io, parallel, reference, stagetimes
 from schedlab.polaris import calibration, grid, hopkins, panel, plots, scoring
 from schedlab.polaris.schema import TABLE_I_SIZES, TABLE_I_TARGET
 from schedlab.reference import paper_values
@@ -120,12 +120,12 @@ pd.concat({"silhouette (800 real rows)": t2, "bootstrap std": t2_spread}, axis=1
 
 # %%
 cache = out.root / "data" / "cache" / "polaris" / "real_panel"
-panel_grid = grid.run_grid(X, grid.configs(min_cluster_sizes=panel_min_cluster_sizes), cache, seed=seed,
-                           n_jobs=panel_n_jobs, optics_subsample=None, progress=False)
+with parallel.executor(panel_n_jobs) as ex:
+    panel_grid = grid.run_grid(X, grid.configs(min_cluster_sizes=panel_min_cluster_sizes), cache, seed=seed,
+                               executor=ex, optics_subsample=None, progress=False)
 # per-run wall/CPU seconds change from run to run: kept apart, under results/polaris/timings/
-panel_results, panel_times = grid.split_timings(panel_grid)
-io.atomic_write_text(out.results("real_panel_grid.csv"), panel_results.to_csv(index=False))
-io.atomic_write_text(out.timings("real_panel_grid.csv"), panel_times.to_csv(index=False))
+stagetimes.write_timed(out, panel_grid, "real_panel_grid.csv", timing_columns=grid.TIMING_COLUMNS,
+                       key_columns=grid.RUN_COLUMNS)
 panel_grid[["algorithm", "transform", "metric", "min_cluster_size", "n_clusters", "n_outliers", "avg_silhouette",
             "davies_bouldin_score", "scores_v1", "CCPM"]].sort_values("scores_v1", ascending=False).head(10)
 
@@ -169,17 +169,14 @@ Markdown("\n".join(
 # %% [markdown]
 # ## Paper vs ours
 #
-# The rows of `schedlab.reference.compare("polaris")` this notebook's files feed (the same table
+# The rows of `schedlab.reference.paper_vs_ours("polaris", ...)` this notebook's files feed (the same table
 # `results/polaris/comparison.md` holds after the `polaris_compare` stage), with the signed
 # difference ours − paper; then the 800-row panel next to the paper's Table II and Hopkins value.
 
 # %%
-cmp = reference.compare("polaris", root=out.root)
-cmp = cmp[cmp.id.str.startswith(("table1.", "table4.", "grid.", "hopkins.real800", "table2_real800."))].copy()
-cmp["ours"] = pd.to_numeric(cmp["ours"])
-cmp["ours_minus_paper"] = cmp["ours"] - cmp["paper"]
-cmp[["id", "paper", "ours", "ours_minus_paper", "tolerance", "match", "note"]].style.format(
-    "{:.6g}", subset=["paper", "ours", "ours_minus_paper"])
+cmp = reference.paper_vs_ours("polaris", ["table1.", "table4.", "grid.", "hopkins.real800", "table2_real800."], out.root)
+cmp[["id", "paper", "ours", "diff", "tolerance", "match", "note"]].style.format(
+    "{:.6g}", subset=["paper", "ours", "diff"])
 
 # %%
 t1_rows, t4_rows = cmp[cmp.id.str.startswith("table1.")], cmp[cmp.id.str.startswith("table4.")]
@@ -194,13 +191,13 @@ paper_t2_rows = pd.Series(paper_t2).groupby(lambda k: k.split(".")[1]).mean()
 panel_best = grid.best(panel_grid, "hdbscan")
 num = lambda v, sign="": f"{v:{sign},.4f}".rstrip("0").rstrip(".")  # 98,036 and 0.6365, not 98,036.0000
 off_text = "; ".join(f"{r.id.removeprefix('table4.')}: paper {num(r.paper)}, ours {num(r.ours)} "
-                     f"({num(r.ours_minus_paper, '+')}) — {r.note or 'no note in reference/polaris.yaml'}"
+                     f"({num(r.diff, '+')}) — {r.note or 'no note in reference/polaris.yaml'}"
                      for r in t4_off.itertuples())
 Markdown(f"""
 **On the authors' real files (reproduced).**
 
 * **Table I**: {int((t1_rows.match == "yes").sum())} of {len(t1_rows)} rows equal the paper's sampled sizes exactly
-  (ours − paper from {t1_rows.ours_minus_paper.min():+,.0f} to {t1_rows.ours_minus_paper.max():+,.0f} rows); total
+  (ours − paper from {t1_rows["diff"].min():+,.0f} to {t1_rows["diff"].max():+,.0f} rows); total
   {int(t1.sampled_rule.iloc[-1]):,} rows.
 * **Table IV**: {int((t4_rows.match == "yes").sum())} of {len(t4_rows)} cells within half a unit of the printed last
   digit. The other {len(t4_off)}, with the reason recorded in `reference/polaris.yaml`: {off_text}.

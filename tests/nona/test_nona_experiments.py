@@ -95,12 +95,12 @@ WALL_CLOCK = list(experiments.TIMING_COLUMNS)
 
 
 def small_sweep(tmp_path: Path, executor) -> tuple[pd.DataFrame, dict]:
-    rows, jobs = experiments.sweep(
-        [{"load": 0.3, "bandwidth_gbps": 10.0}, {"load": 0.6, "bandwidth_gbps": 5.0}],
-        ["nona", "nona_star", "expert", "random", "spark_fair", "decima_retrained"],
+    setup = experiments.FigureSweep(
+        schemes=["nona", "nona_star", "expert", "random", "spark_fair", "decima_retrained"],
         servers=8, duration=2.0, seed=4, models=["alexnet", "resnet18"], expert_budget=3, expert_duration=1.0,
-        workload_kwargs={"per_sample": True}, star_point=(0.3, 10.0), tables_dir=tmp_path, keep_jobs=True,
-        executor=executor, progress=False)
+        workload={"per_sample": True}, star_point=(0.3, 10.0), tables_dir=tmp_path)
+    rows, jobs = experiments.sweep([{"load": 0.3, "bandwidth_gbps": 10.0}, {"load": 0.6, "bandwidth_gbps": 5.0}],
+                                   setup, keep_jobs=True, executor=executor, progress=False)
     return rows.drop(columns=WALL_CLOCK), jobs
 
 
@@ -127,9 +127,10 @@ def test_sweep_gives_the_same_numbers_in_one_process_and_in_two(tmp_path):
 
 
 def test_missing_decima_weights_is_a_status_row(tmp_path):
-    rows, _ = experiments.sweep([{"load": 0.3, "bandwidth_gbps": 10.0}], ["random", "decima_retrained"], servers=4,
-                                duration=0.5, models=["alexnet"], tables_dir=tmp_path, progress=False, executor=1,
-                                decima_weights=tmp_path / "no" / "weights.npz")
+    setup = experiments.FigureSweep(schemes=["random", "decima_retrained"], servers=4, duration=0.5, seed=0,
+                                    models=["alexnet"], tables_dir=tmp_path, decima_duration=None,
+                                    decima_weights=tmp_path / "no" / "weights.npz")
+    rows, _ = experiments.sweep([{"load": 0.3, "bandwidth_gbps": 10.0}], setup, progress=False, executor=1)
     assert rows.status.tolist()[0] == "ok"
     assert "do not exist" in rows.status.tolist()[1] and math.isnan(rows.mean_jct_s.tolist()[1])
 
@@ -169,3 +170,86 @@ def test_paper_numbers_come_from_the_reference_file():
     assert list(fig3["avg"]) == ["spark_fair", "opportunistic", "random", "decima"]
     with pytest.raises(KeyError, match="no entry with id 'fig9.nothing'"):
         experiments.paper_numbers({"x": "fig9.nothing"})
+
+
+def test_figure_sweep_is_the_one_settings_object():
+    s = experiments.FigureSweep(schemes=["nona", "decima"], servers=8, duration=4, seed=1, tables_dir="t",
+                                models=["alexnet"], decima_duration=1, warmup=0.3)
+    # canonical types whoever built it (params.yaml lists, ints): the same settings travel to every task
+    assert (s.schemes, s.models, s.duration, s.decima_duration) == (("nona", "decima"), ("alexnet",), 4.0, 1.0)
+    assert (s.window("nona"), s.warmup_of("nona")) == (4.0, 0.3)
+    assert (s.window("decima"), s.warmup_of("decima")) == (1.0, pytest.approx(0.1))
+    same = s.with_changes(decima_duration=None)
+    assert (same.window("decima"), same.warmup_of("decima")) == (4.0, 0.3)  # like every other scheme
+    assert experiments.FigureSweep(schemes=["nona"], servers=8, duration=4, seed=1, tables_dir="t").warmup_of("nona") \
+        == pytest.approx(0.4)
+    with pytest.raises(ValueError, match="unknown scheme 'fast'"):
+        s.with_changes(schemes=["nona", "fast"])
+    with pytest.raises(ValueError, match="servers must be a positive integer"):
+        s.with_changes(servers=0)
+    with pytest.raises(ValueError, match="duration must be > 0"):
+        s.with_changes(duration=0)
+
+
+def test_write_rows_keeps_wall_clock_columns_out_of_the_results(tmp_path):
+    from schedlab.notebooks import Outputs
+
+    out = Outputs(tmp_path, "nona/demo")
+    rows = pd.DataFrame({"load": [0.5, 0.5], "bandwidth_gbps": [10.0, 10.0], "scheme": ["nona", "random"],
+                         "mean_jct_s": [0.2, 0.5], "wall_s": [1.5, 2.5], "events_per_s": [1e5, 2e5]})
+    kept = experiments.write_rows(out, rows, "demo.csv")
+    assert list(kept.columns) == ["load", "bandwidth_gbps", "scheme", "mean_jct_s"]
+    pd.testing.assert_frame_equal(pd.read_csv(out.results("demo.csv")), kept)
+    times = pd.read_csv(out.timings("demo.csv"))
+    assert list(times.columns) == [*experiments.ROW_KEYS, *experiments.TIMING_COLUMNS]
+    assert times.wall_s.tolist() == [1.5, 2.5]
+
+
+def jobs_of(jct: list[float], kind: str = "inference", job_class: str = "resnet18") -> pd.DataFrame:
+    return pd.DataFrame({"jct": jct, "kind": kind, "job_class": job_class})
+
+
+def test_fig5_gains_divide_each_p99_by_nonas_and_leave_out_what_did_not_run():
+    background = jobs_of([1.0, 1.0, 1.0, 5.0], kind="background", job_class="background_compute")
+    jobs = {"nona": pd.concat([jobs_of([1.0] * 100), background]),
+            "random": pd.concat([jobs_of([4.0] * 100), background]),
+            "decima": pd.concat([jobs_of([2.0] * 100), jobs_of([3.0] * 4, "background", "background_compute")])}
+    paper = {"inference_p99": {"random": 89}}
+    g = experiments.fig5_gains(jobs, ["nona", "spark_fair", "random", "decima"], profile="default", paper=paper)
+    assert list(g) == ["profile", "inference_p99", "paper", "background_p99_decima", "background_no_wait"]
+    assert g["inference_p99"] == {"random": 4.0, "decima": 2.0}  # spark_fair did not run: no NaN entry
+    assert g["background_p99_decima"] == pytest.approx(3.0 / float(pd.Series([1.0, 1.0, 1.0, 5.0]).quantile(0.99)))
+    assert g["background_no_wait"] == {"nona": 0.75, "random": 0.75, "decima": 1.0}
+    assert g["paper"] is paper and g["profile"] == "default"
+
+
+def test_light_gains_count_nonas_mixed_subgraphs():
+    jobs = {"nona": jobs_of([1.0] * 10), "spark_fair": jobs_of([3.0] * 10)}
+    placements = pd.DataFrame({"scheme": ["nona", "nona", "nona_star"], "mixed": [True, False, True]})
+    g = experiments.light_gains(jobs, placements, {"comm_load": 0.05})
+    assert g == {"workload": {"comm_load": 0.05}, "inference_p99": {"spark_fair": 3.0}, "mixed_subgraphs": 1}
+    with pytest.raises(KeyError, match="Nona did not run"):
+        experiments.light_gains({"random": jobs_of([1.0])}, placements, {})
+
+
+def test_decima_jct_rows_are_the_simulators_numbers_with_their_times_apart():
+    import numpy as np
+
+    from schedlab.nona import workload as W
+    from schedlab.nona.schedulers import make_scheduler
+    from schedlab.nona.sim import simulate
+
+    table = experiments.decima_jct(["alexnet"], [0.3, 0.5], ["random", "spark_fair"], servers=4, bandwidth_gbps=10.0,
+                                   duration=0.5, warmup=0.05, seed=3, message_passing="spark-sched-sim")
+    assert table[["load", "scheme"]].values.tolist() == [[0.3, "random"], [0.3, "spark_fair"],
+                                                          [0.5, "random"], [0.5, "spark_fair"]]
+    assert set(experiments.DECIMA_TIMING_COLUMNS) <= set(table.columns)
+    assert (table.wall_s > 0).all() and table.policy_ms_per_decision.isna().all()  # no Decima row here
+    cluster = W.Cluster(servers=4, bandwidth_gbps=10.0)
+    direct = simulate(W.build_workload(models=("alexnet",), load=0.5, cluster=cluster), cluster,
+                      make_scheduler("spark_fair"), duration=0.5, warmup=0.05, rng=np.random.default_rng(3)).summary()
+    row = table.iloc[3]
+    assert (row.jobs, row.mean_jct_s, row.p99_jct_s) == (direct["jobs"], direct["mean_jct_s"], direct["p99_jct_s"])
+    with pytest.raises(ValueError, match="load must be in"):
+        experiments.decima_jct(["alexnet"], [1.5], ["random"], servers=4, bandwidth_gbps=10.0, duration=0.5,
+                               warmup=0.05, seed=3, message_passing="spark-sched-sim")

@@ -146,16 +146,3 @@ def test_fig8b_names_policies_in_a_legend_outside_the_axes():
     legend = ax.get_legend()
     assert [t.get_text() for t in legend.get_texts()][:2] == ["AFS", "Tiresias"]
     assert legend.get_bbox_to_anchor().transformed(ax.transAxes.inverted()).x0 > 1.0
-
-
-def test_paper_vs_ours_reads_a_stage_output(tmp_path):
-    from schedlab.pcs import plots
-
-    (tmp_path / "results/pcs").mkdir(parents=True)
-    pd.DataFrame({"policy": ["Tiresias", "FIFO"], "mean_jct": [11.25, 16.0], "mean_pred_error": [45.6, 0.0],
-                  "peak_unfairness_pct": [66.0, 592.0]}).to_csv(tmp_path / "results/pcs/fig1.csv", index=False)
-    t = plots.paper_vs_ours(tmp_path, ["fig1.fifo."]).set_index("id")
-    assert t.loc["fig1.fifo.mean_jct", "diff"] == pytest.approx(16.0 - 15.75)
-    assert t.loc["fig1.fifo.mean_jct", "match"] == "no"
-    assert np.isnan(t.loc["fig1.fifo.mean_pred_error", "rel_diff_pct"])  # the paper's value is 0
-    assert plots.match_counts(t)["yes"] == 1

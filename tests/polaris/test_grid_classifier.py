@@ -2,6 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from schedlab import stagetimes
 from schedlab.polaris import classifier, duration, grid
 
 
@@ -28,13 +29,13 @@ def test_split_timings_moves_the_seconds_apart(tmp_path):
     cfgs = grid.configs(algorithms=["hdbscan"], transforms=["standard_scaler"], metrics=["euclidean"],
                         min_cluster_sizes=[10, 20])
     table = grid.run_grid(X, cfgs, tmp_path, progress=False)
-    results, times = grid.split_timings(table)
+    results, times = stagetimes.split_timings(table, grid.TIMING_COLUMNS, grid.RUN_COLUMNS)
     assert not set(grid.TIMING_COLUMNS) & set(results.columns)
     assert list(results.columns) == [c for c in table.columns if c not in grid.TIMING_COLUMNS]
     assert list(times.columns) == [*grid.RUN_COLUMNS, *grid.TIMING_COLUMNS]
     assert times.key.tolist() == results.key.tolist() and (times.seconds >= times.fit_seconds).all()
-    with pytest.raises(KeyError, match="cpu_seconds"):
-        grid.split_timings(table.drop(columns=["cpu_seconds"]))
+    with pytest.raises((KeyError, ValueError), match="cpu_seconds"):
+        stagetimes.split_timings(table.drop(columns=["cpu_seconds"]), grid.TIMING_COLUMNS, grid.RUN_COLUMNS)
 
 
 def test_parallel_equals_serial(tmp_path):

@@ -15,6 +15,10 @@ def test_pipeline_notebook_tiny(tmp_path):
         "optics_subsample": 300, "grid_n_jobs": 1, "duration_test_jobs": 100, "memory_limit": "1GB",
         "realism_folds": 2})
     s = json.loads((tmp_path / "results/polaris/pipeline_summary.json").read_text())
+    # every file the run wrote is a declared out of the stage (a new file would be one nobody declared)
+    from test_stage_files import undeclared_writes
+
+    assert undeclared_writes("polaris_pipeline", tmp_path) == ["pipeline.ipynb"]
     assert s["data"] == "SYNTHETIC" and s["sample_rows"] >= 799
     assert 0 <= s["fig5_share_le_0_05"] <= s["fig5_share_le_5"] <= 1
     for f in ["pipeline_fig5.png", "pipeline_shap_summary.png", "pipeline_fig4_cpu_usage.png",

@@ -50,8 +50,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from schedlab.nona.experiments import (DEFAULT_MODELS, background_no_wait, gain_summary, placement_table,
-                                       ratio_table, sweep)
+from schedlab.nona.experiments import (DEFAULT_MODELS, FigureSweep, background_no_wait, gain_summary,
+                                       placement_table, ratio_table, sweep)
 
 #: the baselines whose factors the paper prints (Decima has its own stage and window)
 BASELINES = ("spark_fair", "opportunistic", "random")
@@ -219,10 +219,11 @@ def measure(reading: Reading, design: Design, tables_dir: str | Path, *, executo
     tables_dir = Path(tables_dir)
     tables_dir.mkdir(parents=True, exist_ok=True)
     win = window(reading, design)
-    rows, jobs = sweep(design.points(), list(design.schemes), servers=design.servers, duration=win,
-                       warmup=reading.warmup_share * win, seed=design.seed, models=design.models,
-                       workload_kwargs=reading.workload_kwargs(), tables_dir=tables_dir, keep_jobs=True,
-                       executor=executor, progress=progress)
+    # decima_duration=None: a Decima row, if the design has one, runs the same window and warm-up as the others
+    setup = FigureSweep(schemes=design.schemes, servers=design.servers, duration=win, warmup=reading.warmup_share * win,
+                        seed=design.seed, models=design.models, workload=reading.workload_kwargs(),
+                        tables_dir=tables_dir, decima_duration=None)
+    rows, jobs = sweep(design.points(), setup, keep_jobs=True, executor=executor, progress=progress)
     fig5 = {k: v for k, v in jobs.items() if k[0] == design.fig5_load and k[1] == design.bandwidth_gbps}
     values = {**gains(rows, fig5, design), **table1_shares(reading, design)}
     placements = placement_table(rows, schemes=("nona",))

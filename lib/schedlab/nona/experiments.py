@@ -4,12 +4,12 @@ What the figure notebooks (``notebooks/nona/fig3``, ``fig4``, ``fig5``, ``model_
 
 * :func:`run_point` -- build the workload of section IV-B at one load and simulate one scheme
   (the CLI's ``schedlab nona simulate``);
-* :func:`sweep` -- every scheme at every point ``{"load": x, "bandwidth_gbps": b}``: Nona's
+* :func:`sweep` -- every scheme of a :class:`FigureSweep` at every point ``{"load": x, "bandwidth_gbps": b}``: Nona's
   tables solved (or read) per point, Nona*'s once, the Expert searched per point; each
   (point, scheme) simulation is one task of a :class:`schedlab.parallel.Executor`, so a sweep
   runs on local processes or a Dask cluster with the same numbers as in one process (each
   task builds its own workload, cluster and scheduler from the sweep's seeds);
-* :class:`FigureSweep` -- the settings a figure's ``params.yaml`` section holds, with the
+* :class:`FigureSweep` -- every setting of a sweep (what a figure's ``params.yaml`` section holds), with the
   figure's sweep (:meth:`FigureSweep.run`) and Decima's like-for-like comparison on its own
   short window (:meth:`FigureSweep.same_window`);
 * pure helpers on a sweep's rows: :func:`ratio_table` (scheme / Nona per point),
@@ -134,131 +134,84 @@ def repo_path(path: str | Path) -> Path:
     return paths.ROOT / Path(path)
 
 
-@dataclass(frozen=True)
-class _SweepSettings:
-    """What every task of one sweep shares (picklable: it travels to the workers)."""
-
-    servers: int
-    duration: float
-    warmup: float
-    seed: int
-    models: tuple
-    workload_kwargs: dict
-    tables_dir: Path
-    optimiser_method: str
-    expert_budget: int
-    expert_duration: float | None
-    expert_seed: int
-    scheme_durations: dict
-    nona_tables: str | None
-    star_path: Path
-    decima_weights: Path | None
-    keep_jobs: bool
-
-
-def sweep(
-    points: Sequence[dict],
-    schemes: Sequence[str],
-    *,
-    servers: int = 80,
-    duration: float = 60.0,
-    warmup: float | None = None,
-    seed: int = 0,
-    models: Sequence[str] = DEFAULT_MODELS,
-    workload_kwargs: dict | None = None,
-    tables_dir: str | Path,
-    optimiser_method: str = "global",
-    star_point: tuple[float, float] = (0.5, 10.0),
-    expert_budget: int = 40,
-    expert_duration: float | None = None,
-    expert_seed: int = 12345,
-    scheme_durations: dict | None = None,
-    nona_tables: str | None = None,
-    star_tables: str | Path | None = None,
-    decima_weights: str | Path | None = None,
-    keep_jobs: bool = False,
-    executor: Any = None,
-    progress: bool = True,
-) -> tuple[pd.DataFrame, dict]:
-    """Simulate every scheme at every point ``{"load": x, "bandwidth_gbps": b}``.
+def sweep(points: Sequence[dict], setup: "FigureSweep", *, keep_jobs: bool = False, executor: Any = None,
+          progress: bool = True) -> tuple[pd.DataFrame, dict]:
+    """Simulate every scheme of ``setup`` at every point ``{"load": x, "bandwidth_gbps": b}``.
 
     Nona's tables are solved per point (the optimiser run on the point's own workload), Nona*'s
-    once at ``star_point`` (load, Gbps) before the simulations start, the Expert's searched per
-    point (:func:`schedlab.nona.expert.search`, seed ``expert_seed``); each is written to
-    ``tables_dir`` as optimiser JSON and the scheme loads it from there. ``scheme_durations``
-    overrides the window per scheme (0 skips it, with a ``status`` row). ``nona_tables`` (a
-    path pattern with ``{load:g}`` and ``{bandwidth_gbps:g}``), ``star_tables`` (a path) and
-    ``decima_weights`` (the retrained Decima's ``weights.npz``), relative to the repository
-    root unless absolute, use files made elsewhere (the optimiser and Decima-training
-    stages); a missing table file is an error, and tables solved for another workload or
-    cluster are refused (:func:`~schedlab.nona.tables.check_tables_match`). A scheme that
+    once at ``setup.star_point`` (load, Gbps) before the simulations start, the Expert's searched
+    per point (:func:`schedlab.nona.expert.search`, seed ``setup.expert_seed``); each is written
+    to ``setup.tables_dir`` as optimiser JSON and the scheme loads it from there. Tables made
+    elsewhere (``nona_tables``, ``star_tables``, ``decima_weights``: see :class:`FigureSweep`)
+    are read instead; a missing table file is an error, and tables solved for another workload
+    or cluster are refused (:func:`~schedlab.nona.tables.check_tables_match`). A scheme that
     cannot run (``decima_retrained`` without its weights) gets a row with ``status`` saying
-    why and NaN numbers.
+    why and NaN numbers; so does a scheme whose window is 0 (:meth:`FigureSweep.window`).
 
-    ``executor``: a :class:`schedlab.parallel.Executor`, a number of local worker processes,
-    a Dask scheduler address, or ``None`` (the default executor). Every (point, scheme) is
-    one task that builds its own workload, cluster and scheduler and simulates with
-    ``numpy.random.default_rng(seed)``, so the numbers do not depend on the executor.
+    Parameters
+    ----------
+    points
+        ``{"load": x, "bandwidth_gbps": b}`` each; checked before anything runs.
+    setup
+        Every setting of the sweep (the one settings object; it travels to the workers).
+    keep_jobs
+        Also return every simulated job.
+    executor
+        What :func:`schedlab.parallel.executor` takes: an open executor, a worker count, a
+        Dask address or ``None``. Every (point, scheme) is one task that builds its own
+        workload, cluster and scheduler and simulates with ``numpy.random.default_rng(seed)``,
+        so the numbers do not depend on the executor.
+    progress
+        Show a progress bar.
 
-    Returns ``(rows, jobs)``: a DataFrame with one row per (point, scheme), points in the
-    order given and schemes in the order given within a point, and, if ``keep_jobs``, a dict
-    ``(load, bandwidth_gbps, scheme) -> per-job DataFrame``.
+    Returns
+    -------
+    tuple
+        ``(rows, jobs)``: one row per (point, scheme), points in the order given and schemes
+        in their order within a point, and, if ``keep_jobs``, a dict ``(load, bandwidth_gbps,
+        scheme) -> per-job DataFrame`` (else empty).
     """
-    from schedlab.parallel import resolve
+    from schedlab import parallel
 
-    for s in schemes:
-        if s not in SCHEMES:
-            raise ValueError(f"unknown scheme {s!r}; expected one of {', '.join(SCHEMES)}")
     for p in points:
-        check_point("random", float(p["load"]), float(p["bandwidth_gbps"]), servers, duration)
-    tables_dir = Path(tables_dir)
+        check_point("random", float(p["load"]), float(p["bandwidth_gbps"]), setup.servers, setup.duration)
     # made even when every table comes from the optimiser stage: the folder is a declared DVC out
-    tables_dir.mkdir(parents=True, exist_ok=True)
-    settings = _SweepSettings(
-        servers=servers, duration=duration, warmup=0.1 * duration if warmup is None else warmup, seed=seed,
-        models=tuple(models), workload_kwargs=dict(workload_kwargs or {}), tables_dir=tables_dir,
-        optimiser_method=optimiser_method, expert_budget=expert_budget, expert_duration=expert_duration,
-        expert_seed=expert_seed, scheme_durations=dict(scheme_durations or {}), nona_tables=nona_tables,
-        star_path=_star_tables(schemes, star_point, star_tables, tables_dir, servers, models,
-                               dict(workload_kwargs or {}), optimiser_method),
-        decima_weights=None if decima_weights is None else repo_path(decima_weights), keep_jobs=keep_jobs)
-    cells = [(float(p["load"]), float(p["bandwidth_gbps"]), s) for p in points for s in schemes]
-    ex, must_close = resolve(executor)
-    try:
-        results = ex.map(_simulate_cell, cells, settings, desc="nona sweep", progress=progress)
-    finally:
-        if must_close:
-            ex.close()
+    Path(setup.tables_dir).mkdir(parents=True, exist_ok=True)
+    ready = setup.with_changes(star_tables=_star_tables(setup))
+    cells = [(float(p["load"]), float(p["bandwidth_gbps"]), s) for p in points for s in setup.schemes]
+    with parallel.executor(executor) as ex:
+        results = ex.map(_simulate_cell, cells, ready, keep_jobs, desc="nona sweep", progress=progress)
     rows = [row for row, _ in results]
     jobs = {cell: j for cell, (_, j) in zip(cells, results) if j is not None}
     return pd.DataFrame(rows), jobs
 
 
-def _star_tables(schemes, star_point, star_tables, tables_dir: Path, servers: int, models, workload_kwargs: dict,
-                 optimiser_method: str) -> Path:
+def _star_tables(setup: "FigureSweep") -> Path:
     """Nona*'s tables: the given file (checked now), or solved once at ``star_point`` here."""
     from schedlab.nona.workload import Cluster, build_workload
 
-    if star_tables is not None:
-        path = repo_path(star_tables)
+    if setup.star_tables is not None:
+        path = repo_path(setup.star_tables)
         load_tables(path)  # a clear error now if it is missing
         return path
-    path = tables_dir / f"nona_star_{_tag(*star_point)}.json"
-    if "nona_star" in schemes:
-        c0 = Cluster(servers=servers, bandwidth_gbps=float(star_point[1]))
-        solve_tables(build_workload(list(models), load=star_point[0], cluster=c0, **workload_kwargs), c0, path,
-                     load=star_point[0], method=optimiser_method)
+    path = Path(setup.tables_dir) / f"nona_star_{_tag(*setup.star_point)}.json"
+    if "nona_star" in setup.schemes:
+        load, bw = setup.star_point
+        c0 = Cluster(servers=setup.servers, bandwidth_gbps=float(bw))
+        solve_tables(build_workload(list(setup.models), load=load, cluster=c0, **setup.workload), c0, path,
+                     load=load, method=setup.optimiser_method)
     return path
 
 
-def _simulate_cell(cell: tuple[float, float, str], st: _SweepSettings) -> tuple[dict, pd.DataFrame | None]:
+def _simulate_cell(cell: tuple[float, float, str], st: "FigureSweep",
+                   keep_jobs: bool) -> tuple[dict, pd.DataFrame | None]:
     """One (load, bandwidth, scheme) of a sweep: its row and, if kept, its per-job records."""
     from schedlab.nona.sim import simulate
     from schedlab.nona.workload import Cluster, build_workload
 
     load, bw, s = cell
     cluster = Cluster(servers=st.servers, bandwidth_gbps=bw)
-    w = build_workload(list(st.models), load=load, cluster=cluster, **st.workload_kwargs)
+    w = build_workload(list(st.models), load=load, cluster=cluster, **st.workload)
     row: dict[str, Any] = {"load": load, "bandwidth_gbps": bw, "scheme": s, "status": "ok", "tables": None}
     try:
         sch, path = _cell_scheduler(s, load, bw, w, cluster, st, row)
@@ -268,50 +221,51 @@ def _simulate_cell(cell: tuple[float, float, str], st: _SweepSettings) -> tuple[
     if path is not None:  # relative to the repository when inside it
         path = Path(path).resolve()
         row["tables"] = str(path.relative_to(paths.ROOT) if path.is_relative_to(paths.ROOT) else path)
-    d = float(st.scheme_durations.get(s, st.duration))
+    d = st.window(s)
     if d <= 0:  # a profile may skip a scheme that is too slow for it
         row["status"] = "skipped in this profile (window 0)"
         return row, None
-    res = simulate(w, cluster, sch, duration=d, warmup=st.warmup if s not in st.scheme_durations else 0.1 * d,
-                   rng=np.random.default_rng(st.seed))
+    res = simulate(w, cluster, sch, duration=d, warmup=st.warmup_of(s), rng=np.random.default_rng(st.seed))
     summ = res.summary()
     per_class = summ.pop("per_class_mean_jct_s")
     row.update({k: v for k, v in summ.items() if k not in ("scheme",)})
     row["duration_s"] = d
     for name, v in per_class.items():
         row[f"mean_jct_s.{name}"] = v
-    return row, res.jobs if st.keep_jobs else None
+    return row, res.jobs if keep_jobs else None
 
 
-def _cell_scheduler(s: str, load: float, bw: float, w, cluster, st: _SweepSettings, row: dict):
+def _cell_scheduler(s: str, load: float, bw: float, w, cluster, st: "FigureSweep", row: dict):
     """The scheduler of scheme ``s`` at one point and the tables file it read (or None)."""
     if s == "nona":
         if st.nona_tables is not None:
             path = repo_path(st.nona_tables.format(load=load, bandwidth_gbps=bw))
         else:
-            path = solve_tables(w, cluster, st.tables_dir / NONA_TABLES_NAME.format(load=load, bandwidth_gbps=bw),
+            path = solve_tables(w, cluster, Path(st.tables_dir) / NONA_TABLES_NAME.format(load=load, bandwidth_gbps=bw),
                                 load=load, method=st.optimiser_method)
         doc = load_tables(path)
         check_tables_match(doc, w, cluster)
         return make_scheduler("nona", tables=doc), path
     if s == "nona_star":
-        doc = load_tables(st.star_path)
+        # sweep() put Nona*'s tables (given or solved there) in star_tables before the cells ran
+        doc = load_tables(st.star_tables)
         check_tables_match(doc, w, cluster, same_point=False)
-        return make_scheduler("nona_star", tables=doc), st.star_path
+        return make_scheduler("nona_star", tables=doc), st.star_tables
     if s == "expert":
         path = _expert_tables(load, bw, w, cluster, st, row)
         return make_scheduler("expert", tables=path), path
-    return make_scheduler(s, seed=st.seed, compute_rate=cluster.compute_rate, decima_weights=st.decima_weights), None
+    weights = None if st.decima_weights is None else repo_path(st.decima_weights)
+    return make_scheduler(s, seed=st.seed, compute_rate=cluster.compute_rate, decima_weights=weights), None
 
 
-def _expert_tables(load: float, bw: float, w, cluster, st: _SweepSettings, row: dict) -> Path:
+def _expert_tables(load: float, bw: float, w, cluster, st: "FigureSweep", row: dict) -> Path:
     """Search the Expert's tables at one point; write them (with the search log) as JSON."""
     from schedlab.io import atomic_write_json
     from schedlab.nona import expert
 
     ed = st.expert_duration or st.duration
     ex = expert.search(w, cluster, duration=ed, warmup=0.1 * ed, budget=st.expert_budget, search_seed=st.expert_seed)
-    path = st.tables_dir / f"expert_{_tag(load, bw)}.json"
+    path = Path(st.tables_dir) / f"expert_{_tag(load, bw)}.json"
     atomic_write_json(path, {**ex.tables, "search": {
         "method": ex.method, "budget": st.expert_budget, "evaluations": ex.evaluations,
         "duration_s": ed, "seed": st.expert_seed, "score_mean_jct_s": ex.score,
@@ -326,18 +280,52 @@ def _expert_tables(load: float, bw: float, w, cluster, st: _SweepSettings, row: 
 
 
 def decima_windows(decima_duration: float) -> dict[str, float]:
-    """Both Decima rows on their own measured window (``sweep``'s ``scheme_durations``)."""
+    """Both Decima rows on their own measured window (what :meth:`FigureSweep.window` gives them)."""
     return {s: float(decima_duration) for s in DECIMA_SCHEMES}
 
 
 @dataclass(frozen=True)
 class FigureSweep:
-    """A figure's sweep settings: the values of its ``params.yaml`` section.
+    """Every setting of a sweep (:func:`sweep`): the values of a figure's ``params.yaml`` section.
 
-    ``decima_duration`` is both Decima rows' measured window (the others run ``duration``);
-    ``nona_tables``/``star_tables`` are the optimiser stage's files (``None``: solved here, into
-    ``tables_dir``); ``decima_weights`` is the retrained Decima's ``weights.npz``. Paths are
-    relative to the repository root unless absolute.
+    The one settings object of Nona's sweeps: a notebook builds it from its parameters
+    (:meth:`from_params`), a library caller directly; it travels to the workers as it is.
+
+    Attributes
+    ----------
+    schemes
+        Schemes simulated at every point, in the order of the rows.
+    servers, duration, seed
+        Cluster size, measured window (s) and the seed of the arrivals and of every scheduler.
+    tables_dir
+        Where tables solved or searched here are written.
+    models, workload
+        The inference models and :func:`~schedlab.nona.workload.build_workload`'s other arguments.
+    optimiser_method
+        The optimiser's method for tables solved here.
+    expert_budget, expert_duration, expert_seed
+        The Expert's search: simulations, their window (``None``: ``duration``) and seed.
+    decima_duration
+        Both Decima rows' measured window (0 skips them; ``None``: ``duration``, like the others).
+    nona_tables, star_tables, decima_weights
+        Files made by other stages: the optimiser's tables per point (a pattern with ``{load:g}``
+        and ``{bandwidth_gbps:g}``), Nona*'s tables, the retrained Decima's ``weights.npz``
+        (``None``: solved here; no retrained Decima). Relative to the repository root unless absolute.
+    warmup
+        Seconds simulated before the measured window (``None``: 10% of it).
+    star_point
+        ``(load, Gbps)`` where Nona*'s tables are solved when ``star_tables`` is ``None``.
+
+    Examples
+    --------
+    >>> s = FigureSweep(schemes=["nona", "decima"], servers=8, duration=5, seed=0, tables_dir="t",
+    ...                 decima_duration=2.0)
+    >>> s.schemes, s.duration, s.window("nona"), s.window("decima"), s.warmup_of("decima")
+    (('nona', 'decima'), 5.0, 5.0, 2.0, 0.2)
+    >>> FigureSweep(schemes=["nona", "fast"], servers=8, duration=5, seed=0, tables_dir="t")
+    Traceback (most recent call last):
+    ...
+    ValueError: FigureSweep: unknown scheme 'fast'; expected one of random, opportunistic, spark_fair, nona, nona_star, expert, decima, decima_retrained
     """
 
     schemes: Sequence[str]
@@ -350,22 +338,56 @@ class FigureSweep:
     optimiser_method: str = "global"
     expert_budget: int = 40
     expert_duration: float | None = None
-    decima_duration: float = 0.0
+    decima_duration: float | None = 0.0
     nona_tables: str | None = None
-    star_tables: str | None = None
-    decima_weights: str | None = None
+    star_tables: str | Path | None = None
+    decima_weights: str | Path | None = None
+    warmup: float | None = None
+    star_point: tuple[float, float] = (0.5, 10.0)
+    expert_seed: int = 12345
+
+    def __post_init__(self) -> None:
+        # values from params.yaml, a notebook or a caller arrive as lists, ints, numpy scalars:
+        # one canonical form here, so every task sees the same settings whoever built them
+        unknown = [s for s in self.schemes if s not in SCHEMES]
+        if unknown or isinstance(self.schemes, str):
+            bad = unknown[0] if unknown else self.schemes
+            raise ValueError(f"FigureSweep: unknown scheme {bad!r}; expected one of {', '.join(SCHEMES)}")
+        if not (isinstance(self.servers, (int, np.integer)) and not isinstance(self.servers, bool)
+                and self.servers >= 1):
+            raise ValueError(f"FigureSweep: servers must be a positive integer, got {self.servers!r}")
+        canonical = {
+            "schemes": tuple(self.schemes), "servers": int(self.servers), "duration": float(self.duration),
+            "seed": int(self.seed), "models": tuple(self.models), "workload": dict(self.workload),
+            "expert_budget": int(self.expert_budget), "expert_seed": int(self.expert_seed),
+            "expert_duration": None if self.expert_duration is None else float(self.expert_duration),
+            "decima_duration": None if self.decima_duration is None else float(self.decima_duration),
+            "warmup": None if self.warmup is None else float(self.warmup),
+            "star_point": (float(self.star_point[0]), float(self.star_point[1])),
+        }
+        for name, value in canonical.items():
+            object.__setattr__(self, name, value)
+        if not (self.duration > 0 and math.isfinite(self.duration)):
+            raise ValueError(f"FigureSweep: duration must be > 0 seconds, got {self.duration}")
+
+    def window(self, scheme: str) -> float:
+        """The measured window (s) of ``scheme``: ``decima_duration`` for the Decima rows
+        (unless ``None``), ``duration`` for the others."""
+        if scheme in DECIMA_SCHEMES and self.decima_duration is not None:
+            return self.decima_duration
+        return self.duration
+
+    def warmup_of(self, scheme: str) -> float:
+        """Seconds simulated before ``scheme``'s window: 10% of a Decima window of its own,
+        else ``warmup`` (``None``: 10% of ``duration``)."""
+        if scheme in DECIMA_SCHEMES and self.decima_duration is not None:
+            return 0.1 * self.decima_duration
+        return 0.1 * self.duration if self.warmup is None else self.warmup
 
     def run(self, points: Sequence[dict], *, keep_jobs: bool = False, executor: Any = None,
             progress: bool = True) -> tuple[pd.DataFrame, dict]:
-        """:func:`sweep` of :attr:`schemes` over ``points`` with these settings."""
-        return sweep(points, list(self.schemes), servers=int(self.servers), duration=float(self.duration),
-                     seed=int(self.seed), models=list(self.models), workload_kwargs=dict(self.workload),
-                     tables_dir=self.tables_dir, optimiser_method=self.optimiser_method,
-                     expert_budget=int(self.expert_budget),
-                     expert_duration=None if self.expert_duration is None else float(self.expert_duration),
-                     scheme_durations=decima_windows(self.decima_duration), nona_tables=self.nona_tables,
-                     star_tables=self.star_tables, decima_weights=self.decima_weights, keep_jobs=keep_jobs,
-                     executor=executor, progress=progress)
+        """:func:`sweep` over ``points`` with these settings."""
+        return sweep(points, self, keep_jobs=keep_jobs, executor=executor, progress=progress)
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any], tables_dir: str | Path, **overrides: Any) -> "FigureSweep":
@@ -415,16 +437,15 @@ class FigureSweep:
         Decima row ran, Nona is not among the schemes, or the window is 0.
         """
         ran = decima_ran(rows)
-        if not (ran and "nona" in self.schemes and self.decima_duration > 0):
+        if not (ran and "nona" in self.schemes and self.decima_duration):  # None or 0: no window of its own
             return None
         tabs = self.nona_tables
         if tabs is None:  # the tables the sweep solved, per point
             tabs = str(Path(self.tables_dir).resolve() / NONA_TABLES_NAME)
         pts = rows[["load", "bandwidth_gbps"]].drop_duplicates().to_dict("records")
-        nona_rows, _ = sweep(pts, ["nona"], servers=int(self.servers), duration=float(self.decima_duration),
-                             seed=int(self.seed), models=list(self.models), workload_kwargs=dict(self.workload),
-                             tables_dir=self.tables_dir, optimiser_method=self.optimiser_method, nona_tables=tabs,
-                             executor=executor, progress=False)
+        nona_only = self.with_changes(schemes=("nona",), duration=self.decima_duration, nona_tables=tabs,
+                                      star_tables=None, warmup=None, decima_duration=None)
+        nona_rows, _ = sweep(pts, nona_only, executor=executor, progress=False)
         return same_window_gains(rows, nona_rows, ran, window_s=float(self.decima_duration),
                                  other_window_s=float(self.duration))
 
@@ -458,28 +479,16 @@ TIMING_COLUMNS = ("wall_s", "events_per_s")
 ROW_KEYS = ("load", "bandwidth_gbps", "scheme")
 
 
-def write_rows(out: Any, rows: pd.DataFrame, filename: str) -> None:
-    """Write a sweep's rows to ``results/nona/<filename>`` without their wall-clock columns, and
-    those columns to ``results/nona/timings/<filename>`` (``out``: the notebook's
-    :class:`schedlab.notebooks.Outputs`), so the pipeline's outputs stay byte-identical."""
-    from schedlab import io
+def write_rows(out: Any, rows: pd.DataFrame, filename: str) -> pd.DataFrame:
+    """Write a sweep's rows with :func:`schedlab.stagetimes.write_timed`: without their
+    wall-clock columns to ``results/nona/<filename>``, those columns under :data:`ROW_KEYS` to
+    ``results/nona/timings/<filename>`` (``out``: the notebook's
+    :class:`schedlab.notebooks.Outputs`). Returns the rows written to the results."""
+    from schedlab import stagetimes
 
-    kept, times = split_timings(rows)
-    io.atomic_write_text(out.results(filename), kept.to_csv(index=False))
-    io.atomic_write_text(out.timings(filename), times.to_csv(index=False))
-
-
-def split_timings(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A sweep's rows without their wall-clock columns, and those columns under the row keys.
-
-    >>> rows = pd.DataFrame({"load": [0.5], "bandwidth_gbps": [10.0], "scheme": ["nona"],
-    ...                      "mean_jct_s": [0.2], "wall_s": [1.5], "events_per_s": [4e5]})
-    >>> kept, times = split_timings(rows)
-    >>> list(kept.columns), list(times.columns)
-    (['load', 'bandwidth_gbps', 'scheme', 'mean_jct_s'], ['load', 'bandwidth_gbps', 'scheme', 'wall_s', 'events_per_s'])
-    """
+    # a sweep where no scheme ran at all (every row a status) has no wall-clock column
     timing = [c for c in TIMING_COLUMNS if c in rows.columns]
-    return rows.drop(columns=timing), rows[[*ROW_KEYS, *timing]]
+    return stagetimes.write_timed(out, rows, filename, timing_columns=timing, key_columns=ROW_KEYS)
 
 
 def ratio_table(rows: pd.DataFrame, key: str, col: str) -> pd.DataFrame:
@@ -583,6 +592,169 @@ def status_note(rows: pd.DataFrame) -> str:
     empty when every row ran."""
     bad = rows[rows.status != "ok"].drop_duplicates("scheme")
     return "\n".join(f"{r.scheme}: {r.status}" for r in bad.itertuples())
+
+
+def p99_ratio(jobs: Mapping[str, pd.DataFrame], scheme: str, *, kind: str | None = None,
+              job_class: str | None = None, base: str = "nona") -> float:
+    """p99 JCT of ``scheme``'s jobs over ``base``'s (only jobs of ``kind`` / ``job_class`` when
+    given); NaN when either scheme has no run in ``jobs`` (``{scheme: per-job DataFrame}``).
+
+    >>> j = {"nona": pd.DataFrame({"jct": [1.0] * 100, "kind": "inference"}),
+    ...      "random": pd.DataFrame({"jct": [3.0] * 100, "kind": "inference"})}
+    >>> p99_ratio(j, "random", kind="inference"), p99_ratio(j, "decima")
+    (3.0, nan)
+    """
+    def p99(s: str) -> float:
+        if s not in jobs:
+            return float("nan")
+        j = jobs[s]
+        if kind is not None:
+            j = j[j.kind == kind]
+        if job_class is not None:
+            j = j[j.job_class == job_class]
+        return float(j.jct.quantile(0.99))
+
+    return p99(scheme) / p99(base)
+
+
+#: the baselines whose inference p99 Fig. 5 divides by Nona's
+FIG5_TAIL_SCHEMES = ("spark_fair", "opportunistic", "random", "decima", "decima_retrained")
+
+
+def fig5_gains(jobs: Mapping[str, pd.DataFrame], schemes: Sequence[str], *, profile: str, paper: Mapping) -> dict:
+    """Fig. 5's gains JSON (without ``same_window`` and ``light``, which other runs add).
+
+    Parameters
+    ----------
+    jobs
+        ``{scheme: per-job DataFrame}`` of the Fig. 5 point (the schemes that ran).
+    schemes
+        The figure's schemes, in order (``background_no_wait`` lists them in this order).
+    profile
+        The parameter profile of the run (recorded in the JSON).
+    paper
+        The paper's numbers (:func:`paper_numbers` of ``PAPER_LAYOUT["fig5"]``), kept under ``paper``.
+
+    Returns
+    -------
+    dict
+        ``profile``, ``inference_p99`` (each baseline's inference p99 / Nona's), ``paper``,
+        ``background_p99_decima[_retrained]`` (background compute p99 / Nona's) where Decima
+        ran, and ``background_no_wait`` (:func:`background_no_wait` per scheme). A ratio
+        with no run behind it is left out, never written as NaN.
+    """
+    gains: dict[str, Any] = {"profile": profile, "inference_p99": {}, "paper": paper}
+    for s in FIG5_TAIL_SCHEMES:
+        v = p99_ratio(jobs, s, kind="inference")
+        if math.isfinite(v):
+            gains["inference_p99"][s] = v
+    for s in DECIMA_SCHEMES:
+        v = p99_ratio(jobs, s, job_class="background_compute")
+        if math.isfinite(v):
+            gains[f"background_p99_{s}"] = v
+    gains["background_no_wait"] = {}
+    for s in schemes:
+        if s not in jobs:
+            continue
+        share = background_no_wait(jobs[s])
+        if math.isfinite(share):
+            gains["background_no_wait"][s] = share
+    return gains
+
+
+def light_gains(jobs: Mapping[str, pd.DataFrame], placements: pd.DataFrame, workload: Mapping) -> dict:
+    """The ``light`` entry of Fig. 5's gains JSON: the light-traffic ``workload``, the inference
+    p99 of Spark fair, Opportunistic and Random over Nona's (those that ran), and how many
+    subgraphs Nona's tables place with probabilities between 0 and 1 (``placements``:
+    :func:`placement_table`)."""
+    if "nona" not in jobs:
+        raise KeyError(f"light_gains: Nona did not run (schemes that ran: {sorted(jobs)})")
+    return {
+        "workload": dict(workload),
+        "inference_p99": {s: p99_ratio(jobs, s, kind="inference") for s in ("spark_fair", "opportunistic", "random")
+                          if s in jobs},
+        "mixed_subgraphs": int((placements.mixed & (placements.scheme == "nona")).sum()),
+    }
+
+
+#: Decima's evaluation table: the columns that are wall-clock times, and those naming a row
+DECIMA_TIMING_COLUMNS = ("wall_s", "policy_ms_per_decision")
+DECIMA_KEY_COLUMNS = ("load", "scheme")
+
+
+def decima_jct(models: Sequence[str], loads: Sequence[float], schemes: Sequence[str], *, servers: int,
+               bandwidth_gbps: float, duration: float, warmup: float, seed: int,
+               message_passing: str) -> pd.DataFrame:
+    """Decima (public weights) next to other schemes in the Nona simulator, one row per (load, scheme).
+
+    Every scheme sees the same arrivals (``numpy.random.default_rng(seed)``); Decima samples its
+    actions from a Generator seeded with ``seed``.
+
+    Parameters
+    ----------
+    models
+        The inference models of the workload (each must have its profile).
+    loads
+        Compute loads, each in (0, 1).
+    schemes
+        ``decima`` (labelled :data:`schedlab.nona.decima.LABEL`) and the names
+        :func:`~schedlab.nona.schedulers.make_scheduler` knows.
+    servers, bandwidth_gbps
+        The cluster.
+    duration, warmup
+        Measured window and the time simulated before it (s).
+    seed
+        Arrivals and Decima's action sampling.
+    message_passing
+        :class:`~schedlab.nona.decima.DecimaScheduler`'s message passing.
+
+    Returns
+    -------
+    DataFrame
+        ``load, scheme, jobs, mean_jct_s, p99_jct_s, inference_mean_jct_s, inference_p99_jct_s,
+        link_bytes``, Decima's ``decisions, mean_num_exec, max_nodes``, and the wall-clock
+        :data:`DECIMA_TIMING_COLUMNS` (for :func:`schedlab.stagetimes.write_timed`).
+    """
+    from schedlab.nona import workload as W
+
+    for load in loads:
+        check_point("random", float(load), float(bandwidth_gbps), servers, duration)
+    cluster = W.Cluster(servers=servers, bandwidth_gbps=bandwidth_gbps)
+    records = []
+    for load in loads:
+        wl = W.build_workload(models=tuple(models), load=load, cluster=cluster)
+        for scheme in schemes:
+            records.append(_decima_row(wl, cluster, scheme, load=load, duration=duration, warmup=warmup, seed=seed,
+                                       message_passing=message_passing))
+    table = pd.DataFrame(records)
+    if "policy_ms_per_decision" not in table:  # no Decima row: the time column is still there, empty
+        table["policy_ms_per_decision"] = np.nan
+    return table
+
+
+def _decima_row(wl: Any, cluster: Any, scheme: str, *, load: float, duration: float, warmup: float, seed: int,
+                message_passing: str) -> dict:
+    """One (load, scheme) of :func:`decima_jct`: its numbers, then its wall-clock times."""
+    import time
+
+    from schedlab.nona.decima import LABEL, DecimaScheduler
+    from schedlab.nona.sim import simulate
+
+    sched = (DecimaScheduler(rng=seed, compute_rate=cluster.compute_rate, message_passing=message_passing)
+             if scheme == "decima" else make_scheduler(scheme))
+    t0 = time.perf_counter()
+    res = simulate(wl, cluster, sched, duration=duration, warmup=warmup, rng=np.random.default_rng(seed))
+    s = res.summary()
+    rec = {"load": load, "scheme": LABEL if scheme == "decima" else scheme, "jobs": s["jobs"],
+           "mean_jct_s": s["mean_jct_s"], "p99_jct_s": s["p99_jct_s"],
+           "inference_mean_jct_s": s["inference_mean_jct_s"], "inference_p99_jct_s": s["inference_p99_jct_s"],
+           "link_bytes": s["link_bytes"], "wall_s": time.perf_counter() - t0}
+    if scheme == "decima":
+        st = sched.stats
+        rec.update(decisions=st["decisions"], mean_num_exec=st["num_exec_sum"] / max(1, st["decisions"]),
+                   max_nodes=st["max_nodes"],
+                   policy_ms_per_decision=1e3 * st["policy_s"] / max(1, st["decisions"]))
+    return rec
 
 
 def paper_numbers(layout: Mapping[str, Any], paper: str = "nona") -> dict:

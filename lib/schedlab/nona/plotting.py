@@ -349,26 +349,3 @@ def plot_model_error(err: Any, *, title: str) -> Any:
     legend_below(fig, *_handles(axes), ncol=5)
     fig.suptitle(title)
     return fig
-
-
-def paper_vs_ours(prefixes: Sequence[str], root: Any, *, paper: str = "nona", gains: bool = True,
-                  timings: bool = False) -> Any:
-    """The comparison rows of ``reference/<paper>.yaml`` whose id starts with one of
-    ``prefixes``, measured from the results under ``root`` (a notebook's output root):
-    quantity, paper, ours, ours / paper, (``gains``: the numbers are factors) whether both are
-    on the same side of 1, i.e. both say Nona is faster, and the reference's match verdict.
-    ``timings=True``: the entries measured from ``results/<paper>/timings/`` (wall-clock times)."""
-    from pathlib import Path
-
-    from schedlab.reference import compare
-
-    table = compare(paper, root=Path(root), timings=timings)
-    table = table[table["id"].astype(str).str.startswith(tuple(prefixes))].copy()
-    ours = pd.to_numeric(table["ours"], errors="coerce")
-    theirs = pd.to_numeric(table["paper"], errors="coerce")
-    table["ours / paper"] = ours / theirs
-    columns = ["id", "quantity", "paper", "ours", "ours / paper", "match"]
-    if gains:
-        table["same side of 1"] = np.where(ours.isna(), "missing", np.where((ours > 1) == (theirs > 1), "yes", "no"))
-        columns.insert(5, "same side of 1")
-    return table[columns].reset_index(drop=True)

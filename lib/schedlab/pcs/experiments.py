@@ -18,7 +18,6 @@ Examples
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -32,16 +31,6 @@ from schedlab.pcs.workload import Workload
 
 Executorish = parallel.Executor | int | str | None
 
-
-@contextmanager
-def _executor(executor: Any) -> Iterator[parallel.Executor]:
-    """:func:`schedlab.parallel.resolve`, closing what it opened."""
-    ex, own = parallel.resolve(executor)
-    try:
-        yield ex
-    finally:
-        if own:
-            ex.close()
 
 #: paper label -> our policy name
 LABELS = {"FIFO": "FIFO", "Tiresias": "SRSF", "SRSF": "SRSF", "LAS": "LAS", "Max-Min": "FS",
@@ -111,7 +100,7 @@ def run_many(workload, policies: Mapping, gpus: int, *, predict: bool = True,
     Each simulation draws its size errors from ``default_rng(seed)``. ``executor``: where
     the simulations run (default 1: in this process; see the module docstring).
     """
-    with _executor(executor) as ex:
+    with parallel.executor(executor) as ex:
         frames = ex.map(_simulate_policy, list(policies.values()), workload, gpus, predict,
                         p_error, seed, desc=workload.name)
     return dict(zip(policies, frames))
@@ -143,7 +132,7 @@ def fig8_afs_runs(seeds: Sequence[int], num_apps: int, gpus: int, load: float,
     allocator continuing each seed's workload stream (:func:`~schedlab.pcs.sim.fig8_afs_run`;
     compiled loop, about 4 s per seed of 3000 apps, identical to the reference engine)."""
     seeds = list(seeds)
-    with _executor(executor) as ex:
+    with parallel.executor(executor) as ex:
         frames = ex.map(_fig8_afs_task, seeds, num_apps, gpus, load, desc="Fig. 8 AFS (randomised)")
     return dict(zip(seeds, frames))
 
@@ -185,7 +174,7 @@ def fig7_table(workloads: Mapping[str, Workload], policies: Sequence[str], gpus:
     # replays tick at every lease; on ee9e8c's 5,452 jobs it takes longer than every other
     # policy on 6214e9's 51,258 but one), then by trace length
     order = sorted(range(len(tasks)), key=lambda k: (tasks[k][2] != "Themis", -len(tasks[k][0])))
-    with _executor(executor) as ex:
+    with parallel.executor(executor) as ex:
         done = ex.map(simulate_label, [tasks[k] for k in order], gpus, predict=predict,
                       seed=seed, predict_sample=predict_sample if predict else None, desc=desc)
     frames = [None] * len(tasks)
@@ -251,7 +240,7 @@ def exactness_table(gpus: int = 64, executor: Executorish = None) -> pd.DataFram
     """Every deterministic authors' run vs ours: per column, jobs off by > 1e-6 rel."""
     from schedlab.pcs.artifacts import RUNS
 
-    with _executor(executor) as ex:
+    with parallel.executor(executor) as ex:
         parts = ex.map(_artifact_run, list(RUNS), gpus, desc="authors' runs")
     return pd.DataFrame([row for part in parts for row in part])
 
@@ -294,7 +283,7 @@ def themis_exactness_table(seeds: Iterable[int], gpus: int = 64,
     load=1.2)``), lease 600 s, predictions on. One row per seed and column: jobs off by
     more than 1e-6 relative.
     """
-    with _executor(executor) as ex:
+    with parallel.executor(executor) as ex:
         parts = ex.map(_themis_w3_run, list(seeds), gpus, desc="Themis workload-3 seeds")
     return pd.DataFrame([row for part in parts for row in part])
 
@@ -326,7 +315,7 @@ def themis_variants_fig7(workloads: Mapping[str, Workload], gpus: int = 64,
     AFS) and avg / p99 Pred_err, p99 with numpy's ``linear`` percentile as Fig. 7."""
     variants = [None, *THEMIS_VARIANTS]
     tasks = [(w, v) for w in workloads.values() for v in variants]
-    with _executor(executor) as ex:
+    with parallel.executor(executor) as ex:
         frames = iter(ex.map(_themis_variant_run, tasks, gpus, desc="Themis variants"))
     rows = []
     for trace in workloads:
@@ -380,25 +369,6 @@ FIG9B_TIMING_COLUMNS = ("wall_s", "eval_cpu_s", "cpu_per_eval_s", "workers", "pr
 FIG9_KEY_COLUMNS = ("jobs", "gpus")
 
 
-def split_timings(table: pd.DataFrame, timing_columns: Sequence[str],
-                  key_columns: Sequence[str] = FIG9_KEY_COLUMNS) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``table`` without ``timing_columns``, and the key columns with the timing columns.
-
-    The first part is reproduced byte for byte on every run; the second varies with the
-    machine and its load.
-
-    >>> t = pd.DataFrame({"jobs": [8], "gpus": [4], "events": [30], "wall_s": [0.2]})
-    >>> results, times = split_timings(t, ["wall_s"])
-    >>> list(results.columns), list(times.columns)
-    (['jobs', 'gpus', 'events'], ['jobs', 'gpus', 'wall_s'])
-    """
-    missing = [c for c in [*key_columns, *timing_columns] if c not in table.columns]
-    if missing:
-        raise KeyError(f"split_timings: no column {missing} in {list(table.columns)}")
-    results = table.drop(columns=list(timing_columns))
-    return results, table[[*key_columns, *timing_columns]].copy()
-
-
 def fig9a_timings(full: Workload, sim_jobs: Sequence[int], sim_gpus: Sequence[int],
                   repeats: int, config: Sequence[float],
                   executor: Executorish = None) -> pd.DataFrame:
@@ -407,7 +377,7 @@ def fig9a_timings(full: Workload, sim_jobs: Sequence[int], sim_gpus: Sequence[in
     events per run. One executor task per grid point; the Fig. 9 notebook passes
     ``executor=1`` so that no other simulation competes for the machine while one is timed."""
     points = [(j, g) for j in sim_jobs for g in sim_gpus]
-    with _executor(executor) as ex:
+    with parallel.executor(executor) as ex:
         parts = ex.map(_fig9a_point, points, full, config, repeats, desc="Fig. 9a grid")
     t9a = pd.DataFrame([row for part in parts for row in part])
     return t9a.groupby(["jobs", "gpus"]).agg(
@@ -426,7 +396,7 @@ def fig9b_searches(full: Workload, grid: Sequence[Sequence[int]], objectives,
     from schedlab.pcs.pareto import pareto_search
 
     rows, fronts = [], []
-    with _executor(executor) as ex:
+    with parallel.executor(executor) as ex:
         for jobs, gpus, budget in grid:
             t0 = time.perf_counter()
             f = pareto_search(fig9_workload(full, jobs, gpus), objectives, budget=budget,
@@ -463,7 +433,7 @@ def fig9c_coverage(workload: Workload, objectives, budgets: Sequence[int],
     cols = [o.label for o in objectives]
     top = max(budgets)
     archives = {}
-    with _executor(executor) as ex:
+    with parallel.executor(executor) as ex:
         for space in ["heuristic", "raw"]:
             for seed in seeds:
                 ident = search_identity(workload, objectives, space=space, seed=seed)
@@ -505,7 +475,7 @@ def fig10c_transfer(w_train: Workload, w_test: Workload, objectives, *, budget: 
     from schedlab.pcs.pareto import evaluate_config, front_gap, pareto_search
 
     cols = [o.label for o in objectives]
-    with _executor(executor) as ex:
+    with parallel.executor(executor) as ex:
         f_train = pareto_search(w_train, objectives, budget=budget, gpus=gpus,
                                 rng=np.random.default_rng(seed), executor=ex,
                                 progress="Fig. 10c search at the training load")

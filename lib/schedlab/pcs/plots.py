@@ -402,39 +402,7 @@ def prediction_agreement(theirs: pd.DataFrame, ours: pd.DataFrame, title: str) -
     return fig
 
 
-# ----------------------------------------------------------------------------- paper vs ours
-def paper_vs_ours(root, prefixes: Sequence[str], paper: str = "pcs") -> pd.DataFrame:
-    """The reference comparison (:func:`schedlab.reference.compare`) of the outputs under
-    ``root`` for the ids starting with one of ``prefixes``, with ``diff = ours - paper`` and
-    ``rel_diff_pct = 100 diff / paper`` (NaN where the paper's value is 0 or ours is missing)."""
-    from pathlib import Path
-
-    from schedlab.reference import compare
-
-    t = compare(paper, root=Path(root))
-    t = t[t["id"].str.startswith(tuple(prefixes))].copy()
-    ours = pd.to_numeric(t["ours"], errors="coerce")
-    ref = pd.to_numeric(t["paper"], errors="coerce")
-    t["ours"] = ours
-    t["diff"] = ours - ref
-    t["rel_diff_pct"] = 100.0 * t["diff"] / ref.where(ref != 0)
-    return t[["id", "quantity", "paper", "ours", "diff", "rel_diff_pct", "tolerance", "match"]].reset_index(drop=True)
-
-
-def match_counts(table: pd.DataFrame) -> dict[str, int]:
-    """How many rows of a :func:`paper_vs_ours` table match, differ, are shown only or missing.
-
-    >>> match_counts(pd.DataFrame({"match": ["yes", "yes", "no", "missing input"]}))["yes"]
-    2
-    """
-    from schedlab.reference import VERDICTS
-
-    unknown = set(table["match"]) - set(VERDICTS)
-    if unknown:
-        raise ValueError(f"unknown verdicts {sorted(unknown)}; schedlab.reference.VERDICTS = {VERDICTS}")
-    return {k: int((table["match"] == k).sum()) for k in VERDICTS}
-
-
+# ----------------------------------------------------------------------------- prose helpers
 def span(values, fmt: str = "+.3g", unit: str = "") -> str:
     """``"lo to hi"`` of the finite values (for prose), or ``"n/a"`` if there are none.
 

@@ -61,6 +61,7 @@ import numpy as np
 import pandas as pd
 
 from schedlab.io import atomic_path, atomic_write_text
+from schedlab import parallel
 from schedlab.parallel import Executor
 from schedlab.polaris import scoring
 from schedlab.polaris.schema import METRICS, MIN_CLUSTER_SIZES, TRANSFORMS
@@ -313,15 +314,6 @@ def _compute_task(task: list[tuple[Config, str]], X: np.ndarray, **kwargs) -> li
     return compute_group(X, task, **kwargs)
 
 
-def _grid_executor(n_jobs: int, scheduler, executor: Executor | None) -> tuple[Executor, bool]:
-    """The executor :func:`run_grid` runs on and whether it must close it (it built it)."""
-    if executor is not None:
-        return executor, False
-    if scheduler is not None:
-        return Executor(scheduler=scheduler), True
-    return Executor(workers=n_jobs), True
-
-
 def _check_backend(n_jobs: int, scheduler, executor: Executor | None) -> None:
     if executor is not None and (scheduler is not None or n_jobs != 1):
         raise ValueError("give either executor or n_jobs/scheduler, not both")
@@ -363,20 +355,17 @@ def run_grid(X: np.ndarray, cfgs: list[Config], cache_dir: str | Path, *, n_jobs
     rows = {k: r for k in keys if (r := _read_cache(cache_dir, k)) is not None}
     todo = [(c, k) for c, k in zip(cfgs, keys) if k not in rows]
     if todo:
-        ex, own = _grid_executor(n_jobs, scheduler, executor)
         tasks = share_groups(todo, len(X), silhouette_sample=silhouette_sample, optics_subsample=optics_subsample)
         desc = f"grid: {len(todo)} configurations in {len(tasks)} tasks"
         if rows:
             desc += f" ({len(rows)} of {len(cfgs)} cached)"
-        try:
+        spec = executor if executor is not None else scheduler if scheduler is not None else n_jobs
+        with parallel.executor(spec) as ex:  # closes only what it opened
             for _, results in ex.imap(_compute_task, tasks, X, seed=seed, silhouette_sample=silhouette_sample,
                                       optics_subsample=optics_subsample, desc=desc, progress=progress):
                 for row, labels in results:
                     _write_cache(cache_dir, row, labels)
                     rows[row["key"]] = row
-        finally:
-            if own:
-                ex.close()
     return pd.DataFrame([rows[k] for k in keys])
 
 
@@ -385,25 +374,6 @@ def run_grid(X: np.ndarray, cfgs: list[Config], cache_dir: str | Path, *, n_jobs
 TIMING_COLUMNS = ("fit_seconds", "seconds", "cpu_seconds")
 #: The columns naming a run, kept next to its times.
 RUN_COLUMNS = ("algorithm", "transform", "metric", "min_cluster_size", "key")
-
-
-def split_timings(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A grid table (:func:`run_grid`) without its :data:`TIMING_COLUMNS`, and the times with
-    the :data:`RUN_COLUMNS` that name each run.
-
-    >>> t = pd.DataFrame([{"algorithm": "hdbscan", "transform": "standard_scaler", "metric": "euclidean",
-    ...                    "min_cluster_size": 50, "n_clusters": 3, "fit_seconds": 1.5, "seconds": 1.7,
-    ...                    "cpu_seconds": 1.6, "key": "ab12"}])
-    >>> results, times = split_timings(t)
-    >>> list(results.columns)
-    ['algorithm', 'transform', 'metric', 'min_cluster_size', 'n_clusters', 'key']
-    >>> list(times.columns)
-    ['algorithm', 'transform', 'metric', 'min_cluster_size', 'key', 'fit_seconds', 'seconds', 'cpu_seconds']
-    """
-    missing = [c for c in (*RUN_COLUMNS, *TIMING_COLUMNS) if c not in table.columns]
-    if missing:
-        raise KeyError(f"grid table has no column {missing} (columns: {list(table.columns)})")
-    return table.drop(columns=list(TIMING_COLUMNS)), table[[*RUN_COLUMNS, *TIMING_COLUMNS]].copy()
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
