@@ -43,11 +43,12 @@ def run(
     """
     import papermill as pm  # heavy import, only when a notebook actually runs
 
+    own_notebook = source is None
+    source = source or notebook_path(name)  # an unknown name fails first, listing the known notebooks
     profile = profile or selected_profile()
     values = stage_params(name, profile, overrides).values  # a bad override fails here, before a kernel starts
-    if source is None:  # so does a params.yaml key the notebook never reads (a typo)
+    if own_notebook:  # so does a params.yaml key the notebook never reads (a typo)
         check_used(name, values)
-    source = source or notebook_path(name)
     # only these three are injected: the notebook loads every value from params.yaml itself
     params = {"output_root": str(output_root if output_root is not None else paths.ROOT),
               "profile": profile, "overrides": dict(overrides or {})}
