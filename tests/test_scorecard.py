@@ -222,3 +222,10 @@ def test_top_level_plots_read_files_the_pipeline_makes():
 def test_numbers_are_formatted_for_reading():
     assert [scorecard.fmt(x) for x in (3, 3.0, 0.123456, 1234.5, 388800.4, None, float("nan"), "n/a")] == [
         "3", "3", "0.1235", "1234", "388800", "—", "—", "n/a"]
+
+
+def test_a_number_read_inside_a_folder_out_names_its_stage():
+    by_file = {"results/nona/optimiser": ["nona_optimiser"], "results/nona/table2.csv": ["nona_table2"]}
+    assert scorecard._writers(by_file, "results/nona/optimiser/search_space.csv") == ["nona_optimiser"]
+    assert scorecard._writers(by_file, "results/nona/table2.csv") == ["nona_table2"]
+    assert scorecard._writers(by_file, "results/nona/optimiser_x.csv") == []

@@ -197,6 +197,12 @@ def _stages_by_file(root: Path) -> dict[str, list[str]]:
     return by_file
 
 
+def _writers(by_file: dict[str, list[str]], file: str) -> list[str]:
+    """The stages that write ``file``: as a file out, or inside a folder out."""
+    return [s for out, names in by_file.items() if file == out or file.startswith(out.rstrip("/") + "/")
+            for s in names]
+
+
 def load_paper(paper: str, root: Path, reference_root: Path | None = None) -> PaperCard:
     """One paper's rows (and times) from its comparison files and reference file."""
     doc = load_reference(paper, reference_root or root / "reference")
@@ -215,7 +221,7 @@ def load_paper(paper: str, root: Path, reference_root: Path | None = None) -> Pa
     by_file = _stages_by_file(root)
     stages: dict[str, list[str]] = {}
     for r in rows:
-        for s in by_file.get(entries[r.id]["measured"]["file"], []):
+        for s in _writers(by_file, entries[r.id]["measured"]["file"]):
             if s not in stages.setdefault(r.part, []):
                 stages[r.part].append(s)
     return PaperCard(paper, str(doc.get("paper", paper)), rows, times, stages)
