@@ -52,7 +52,7 @@ from schedlab.polaris.realism import one_row_per_job
 from schedlab.polaris.schema import (JOB_STATUS_COUNTS, REAL_GROUP_TAG_ROWS, REAL_JOB_ROWS, SENSOR_FEATURES, TABLES,
                                        WORKLOAD_JOB_COUNTS, WORKLOADS)
 # v1 writes its tables with v2's helpers: ids, choices, number format, task states, machines
-from schedlab.polaris.synthetic import (_choice, _fmt_num, _load_machines, _task_states, draw_users, hex_ids,
+from schedlab.polaris.synthetic import (_choice, _fmt_num, _load_machines, _machines_for, _task_states, draw_users, hex_ids,
                                         job_count, write_archives)
 
 COPULA_COLUMNS: tuple[str, ...] = ("inst_num", "start_time", "duration", "plan_cpu", "plan_mem", "plan_gpu",
@@ -241,14 +241,7 @@ def _generate_chunk_v1(n_jobs: int, cal: CalibrationV1, machines: pd.DataFrame, 
     n_inst = np.where(t_status == "Waiting", 0, inst_num)
     i_task = np.repeat(np.arange(t_job.size), n_inst)
     i_job = t_job[i_task]
-    m_idx = np.empty(i_task.size, dtype=np.int64)
-    i_type = gpu_type[i_task]
-    for g in sorted(set(i_type)):
-        sel = np.flatnonzero(i_type == g)
-        pool = np.flatnonzero(machines["gpu_type"].to_numpy() == g) if g else np.arange(len(machines))
-        if pool.size == 0:
-            pool = np.arange(len(machines))
-        m_idx[sel] = pool[rng.integers(0, pool.size, sel.size)]
+    m_idx = _machines_for(gpu_type[i_task], machines, rng)  # v2's draw: the same calls in the same order
     machine = machines["machine"].to_numpy()[m_idx]
     cap_gpu = machines["cap_gpu"].to_numpy()[m_idx].astype(int)
     worker_name, inst_name = hex_ids(i_task.size, 60, rng), hex_ids(i_task.size, 60, rng)
