@@ -1,43 +1,55 @@
-"""Benchmark: Nona's optimiser, the solvers side by side (printed, not asserted).
+"""Benchmark: Nona's certified optimiser, CPU seconds per bandwidth band (printed, not asserted).
 
-Default run (issue 14, "solver where it matters"): the five-model workload of section IV
-(80 servers, with our module-granularity GPT-2 trace) on the grid background link load
-{0, 0.01, 0.05, 0.1, 0.3} x compute load {0.1, 0.5, 0.9, 0.95} x bandwidth {1, 10, 100} Gbps.
-Per point: wall seconds (``solve_seconds``: decision space compiled + solved; graphs read
-once beforehand) of
+Default run (``--bands``): the certified ``global`` solve (the simulator's tables) on the grid
 
-* ``global`` (new default, ``lp="lagrange"``: Lagrangian bounds, no LP solver; median of
-  ``--repeats``), its certified gap, nodes and knapsack LPs, the number of distributions that
-  mix two options;
-* ``global`` with the HiGHS interval LPs (``lp="highspy"``, the reference; once) and its LPs;
-* ``local`` (once);
-* ``penalty`` (the paper's approach, section IV-F; once) on a representative subset only:
-  the three background loads where splitting pays (0.01, 0.05, 0.1) at load 0.5 and 10 Gbps
-  (``--penalty-points``), with ``--penalty-max-iter`` iterations (one 20,000-iteration run
-  takes minutes on the full workload).
+* bandwidth 1, 2, 3, 4, 5, 6, 7, 10, 25, 50, 100 Gbps (3-7 Gbps is where the search needs most nodes),
+* background link load 0, 0.05, 0.1, 0.2, 0.3,
+* compute load 0.1, 0.3, 0.5, 0.7, 0.9, 0.95,
 
-``compile`` is the part of every solver's time spent building the arrays (also median).
-The machine may be shared: the ``uptime`` lines give its load; compare columns of one run.
+for both workloads of ``schedlab nona solve --workload``: ``pipeline`` (params.yaml
+``nona.common``: the figures' workload) and ``per-server`` (``build_workload``'s defaults). Per
+point the CPU seconds (``time.process_time``, median of ``--repeats``) of one solve, the decision
+space compiled and solved (graphs read once beforehand; the compiled kernels loaded once before
+any timing, see ``schedlab.nona._lagrange.load_kernels``). Printed: min / median / max CPU per
+bandwidth, the points above the 0.1 s goal, and with ``--profile-slow N`` a cProfile of the N
+slowest points. CPU, not wall: the machine may be shared (``uptime`` lines give its load).
 
-    .venv/bin/python benchmarks/bench_nona_solve.py [--repeats 5] [--penalty-max-iter 2000]
-    .venv/bin/python benchmarks/bench_nona_solve.py --classic   # the earlier workloads + Table III sweep
+    .venv/bin/python benchmarks/bench_nona_solve.py [--repeats 3] [--profile-slow 3]
+    .venv/bin/python benchmarks/bench_nona_solve.py --solvers    # global / HiGHS / local / penalty side by side
+    .venv/bin/python benchmarks/bench_nona_solve.py --classic    # the earlier workloads + Table III sweep
     .venv/bin/python benchmarks/bench_nona_solve.py --pricings paper,critical_path   # global only, side by side
+    .venv/bin/python benchmarks/bench_nona_solve.py --side-by-side HEAD   # the search of a git revision vs this tree
+
+``--solvers``: the five-model per-server workload on background link load
+{0, 0.01, 0.05, 0.1, 0.3} x compute load {0.1, 0.5, 0.9, 0.95} x bandwidth {1, 10, 100} Gbps,
+per point the wall seconds of ``global`` (median of ``--repeats``), its gap, nodes and knapsack
+LPs, ``global`` with the HiGHS interval LPs (``lp="highspy"``, the reference; once), ``local``
+(once) and ``penalty`` (the paper's approach, section IV-F; once, at ``PENALTY_POINTS`` only,
+with ``--penalty-max-iter`` iterations).
+
+``--side-by-side REV``: the certified search (``_lagrange.solve_global``) of git revision REV's
+``lib/schedlab/nona/_lagrange.py`` against this tree's, interleaved on the same compiled problems
+(per-server workload, the band grid's slowest region and a few others), with the CPU ratio
+before / after and whether both return the same theta, objective, bound and search statistics.
 
 ``--pricings`` times only the certified ``global`` solve under each pricing of
-``schedlab.nona.optimise.PRICINGS`` at every grid point, interleaved (same load on the machine),
-with the ratio critical_path / paper of median CPU seconds.
+``schedlab.nona.optimise.PRICINGS`` at every ``--solvers`` grid point, interleaved (same load on
+the machine), with the ratio critical_path / paper of median CPU seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
 import os
+import pstats
 import platform
 import statistics
 import subprocess
 import time
 
-from schedlab.nona import profiles
+from schedlab.nona import _lagrange, profiles
 from schedlab.nona.optimise import PRICINGS, compile_problem, placement_counts, solve
 from schedlab.nona.workload import Cluster, build_workload, inference_classes, job_f
 
@@ -46,6 +58,10 @@ COMM_LOADS = (0.0, 0.01, 0.05, 0.1, 0.3)
 LOADS = (0.1, 0.5, 0.9, 0.95)
 BANDWIDTHS = (1.0, 10.0, 100.0)
 PENALTY_POINTS = ((0.01, 0.5, 10.0), (0.05, 0.5, 10.0), (0.1, 0.5, 10.0))
+BAND_BANDWIDTHS = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 10.0, 25.0, 50.0, 100.0)
+BAND_COMM_LOADS = (0.0, 0.05, 0.1, 0.2, 0.3)
+BAND_LOADS = (0.1, 0.3, 0.5, 0.7, 0.9, 0.95)
+GOAL_CPU_S = 0.1  # certified global, in-process, at every point
 
 
 def uptime() -> str:
@@ -76,6 +92,134 @@ def compile_seconds(wl, cl, reps: int) -> float:
         compile_problem(wl, cl)
         ts.append(time.perf_counter() - t0)
     return statistics.median(ts)
+
+
+def workloads() -> dict[str, tuple[list[str], int, dict]]:
+    """The CLI's two workloads: (models, servers, build_workload arguments), read as the CLI reads them."""
+    from schedlab.cli.nona import workload_setup
+
+    out = {}
+    for name in ("pipeline", "per-server"):
+        s = workload_setup(name, "nona/optimiser", None)
+        out[name] = (s["models"], s["servers"], s["kwargs"])
+    return out
+
+
+def cpu_of(wl, cl, reps: int):
+    """(last result, median CPU seconds) of ``reps`` certified solves."""
+    cpu, res = [], None
+    for _ in range(reps):
+        c0 = time.process_time()
+        res = solve(wl, cl, method="global")
+        cpu.append(time.process_time() - c0)
+    return res, statistics.median(cpu)
+
+
+def bands(a) -> None:
+    """CPU per bandwidth band for both workloads; the points above the goal; profiles of the slowest."""
+    print(f"compiled kernels loaded in {_lagrange.load_kernels():.3f} s (once per process, not timed below)")
+    rows = []
+    for name, (models, servers, kwargs) in workloads().items():
+        classes = inference_classes(models)  # graphs read once per workload
+        print(f"workload {name}: {servers} servers, models {','.join(models)}, build_workload {kwargs}", flush=True)
+        for bw in BAND_BANDWIDTHS:
+            for comm in BAND_COMM_LOADS:
+                for load in BAND_LOADS:
+                    cl = Cluster(servers=servers, bandwidth_gbps=bw)
+                    wl = build_workload(classes=classes, load=load, cluster=cl, **{**kwargs, "comm_load": comm})
+                    r, c = cpu_of(wl, cl, a.repeats)
+                    rows.append({"workload": name, "bw": bw, "comm": comm, "load": load, "cpu": c, "gap": r.gap,
+                                 "nodes": r.info.get("nodes", 0), "lps": r.info.get("lps", 0),
+                                 "root": bool(r.info.get("root_relaxation", False)), "wl": wl, "cl": cl,
+                                 **placement_counts(r)})
+            xs = [x["cpu"] for x in rows if x["workload"] == name and x["bw"] == bw]
+            print(f"  {bw:5.0f} Gbps: CPU s min {min(xs):.4f} median {statistics.median(xs):.4f} max {max(xs):.4f} "
+                  f"over {len(xs)} points, {sum(x > GOAL_CPU_S for x in xs)} above {GOAL_CPU_S} s", flush=True)
+    print(f"\n{'workload':>10s} {'Gbps':>5s} {'n':>4s} {'min':>7s} {'median':>7s} {'max':>7s} {'> goal':>6s} "
+          f"{'max nodes':>9s} {'root-certified':>14s}")
+    for name in dict.fromkeys(x["workload"] for x in rows):
+        for bw in BAND_BANDWIDTHS:
+            sel = [x for x in rows if x["workload"] == name and x["bw"] == bw]
+            xs = [x["cpu"] for x in sel]
+            print(f"{name:>10s} {bw:5.0f} {len(xs):4d} {min(xs):7.4f} {statistics.median(xs):7.4f} {max(xs):7.4f} "
+                  f"{sum(x > GOAL_CPU_S for x in xs):6d} {max(x['nodes'] for x in sel):9d} "
+                  f"{sum(x['root'] for x in sel):14d}")
+        xs = [x["cpu"] for x in rows if x["workload"] == name]
+        print(f"{name:>10s} {'all':>5s} {len(xs):4d} {min(xs):7.4f} {statistics.median(xs):7.4f} {max(xs):7.4f} "
+              f"{sum(x > GOAL_CPU_S for x in xs):6d}")
+    worst_gap = max(x["gap"] for x in rows)
+    print(f"largest certified gap {worst_gap:.2e}; splits at {sum(x['split_subgraphs'] > 0 for x in rows)} and mixes "
+          f"at {sum(x['mixed_subgraphs'] > 0 for x in rows)} of {len(rows)} points")
+    slow = sorted(rows, key=lambda x: -x["cpu"])
+    above = [x for x in slow if x["cpu"] > GOAL_CPU_S]
+    print(f"points above {GOAL_CPU_S} s CPU: {len(above)} of {len(rows)}")
+    for x in above:
+        print(f"  {x['workload']:>10s} {x['bw']:5.0f} Gbps, bg link {x['comm']:.2f}, load {x['load']:.2f}: "
+              f"{x['cpu']:.4f} s, {x['nodes']} nodes, {x['lps']} LPs, gap {x['gap']:.1e}")
+    for x in slow[: a.profile_slow]:
+        prof = cProfile.Profile()
+        prof.enable()
+        solve(x["wl"], x["cl"], method="global")
+        prof.disable()
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(12)
+        print(f"\ncProfile of {x['workload']} {x['bw']:g} Gbps, bg link {x['comm']:g}, load {x['load']:g} "
+              "(tottime, top 12):")
+        print("\n".join(line for line in buf.getvalue().splitlines() if line.strip())[-2000:])
+
+
+
+SIDE_POINTS = tuple((bw, 0.0, load) for bw in (3.0, 4.0, 5.0, 6.0, 7.0) for load in (0.3, 0.9)) + (
+    (25.0, 0.0, 0.9), (10.0, 0.05, 0.5), (100.0, 0.0, 0.5))
+
+
+def side_by_side(a) -> None:
+    """REV's certified search against this tree's, interleaved, on the same problems."""
+    import importlib.util
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    src = subprocess.run(["git", "show", f"{a.side_by_side}:lib/schedlab/nona/_lagrange.py"], capture_output=True,
+                         text=True, check=True).stdout
+    path = Path(tempfile.mkdtemp()) / "lagrange_before.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location("lagrange_before", path)
+    before = importlib.util.module_from_spec(spec)
+    sys.modules["lagrange_before"] = before
+    spec.loader.exec_module(before)
+    _lagrange.load_kernels()
+    five = inference_classes(profiles.MODELS)
+    stats = lambda r: {k: v for k, v in r.info.items() if k != "kernel_load_s"}  # noqa: E731
+    print(f"certified search of {a.side_by_side} (before) vs this tree (after), median CPU of {a.repeats}, "
+          "per-server workload, compiled problems shared")
+    print(f"{'Gbps':>5s} {'bg':>4s} {'load':>4s} {'nodes':>5s} {'before s':>8s} {'after s':>8s} {'ratio':>6s} same")
+    ratios = []
+    with threadpool_limits(limits=1, user_api="blas"):
+        for i, (bw, comm, load) in enumerate(SIDE_POINTS):
+            cl = Cluster(servers=80, bandwidth_gbps=bw)
+            prob = compile_problem(build_workload(classes=five, load=load, cluster=cl, comm_load=comm), cl)
+            if i == 0:  # the first calls load (or compile) both versions' kernels: not timed
+                before.solve_global(prob), _lagrange.solve_global(prob)
+            tb, ta = [], []
+            for _ in range(a.repeats):  # interleaved: both see the same load on the machine
+                c0 = time.process_time()
+                rb = before.solve_global(prob)
+                tb.append(time.process_time() - c0)
+                c0 = time.process_time()
+                ra = _lagrange.solve_global(prob)
+                ta.append(time.process_time() - c0)
+            same = (np.array_equal(rb.theta, ra.theta) and rb.objective == ra.objective
+                    and rb.lower_bound == ra.lower_bound and stats(rb) == stats(ra))
+            mb, ma = statistics.median(tb), statistics.median(ta)
+            ratios.append(mb / ma)
+            print(f"{bw:5.0f} {comm:4.2f} {load:4.2f} {ra.info['nodes']:5d} {mb:8.4f} {ma:8.4f} {mb / ma:6.2f} {same}",
+                  flush=True)
+    print(f"before / after CPU: min {min(ratios):.2f} median {statistics.median(ratios):.2f} max {max(ratios):.2f} "
+          f"over {len(ratios)} points")
 
 
 def grid(a) -> None:
@@ -193,19 +337,25 @@ def classic(a) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--load", type=float, default=0.5, help="compute load of the --classic workloads")
     ap.add_argument("--penalty-max-iter", type=int, default=2_000)
     ap.add_argument("--no-highspy", action="store_true", help="skip the HiGHS reference (slow where splitting pays)")
     ap.add_argument("--classic", action="store_true", help="the earlier workloads and the Table III sweep instead")
+    ap.add_argument("--solvers", action="store_true", help="global / HiGHS / local / penalty side by side instead")
+    ap.add_argument("--profile-slow", type=int, default=3, help="cProfile the N slowest points of the default run")
+    ap.add_argument("--side-by-side", default=None, metavar="REV",
+                    help="time git revision REV's certified search against this tree's (e.g. HEAD)")
     ap.add_argument("--pricings", default=None,
                     help="comma-separated pricings (e.g. paper,critical_path): global only, side by side")
     a = ap.parse_args()
     print(f"{platform.node()} {platform.processor() or platform.machine()}, {os.cpu_count()} cpus; {uptime()}")
     t0 = time.perf_counter()
-    (classic if a.classic else pricings if a.pricings else grid)(a)
+    mode = (side_by_side if a.side_by_side else classic if a.classic else pricings if a.pricings
+            else grid if a.solvers else bands)
+    mode(a)
     print(f"done in {time.perf_counter() - t0:.0f} s; {uptime()}")
-    print("target (issue 14): global <= 0.1 s at every point; paper (Table III): 13 s per solve")
+    print(f"goal: certified global <= {GOAL_CPU_S} s CPU at every point; paper (Table III): 13 s per solve")
 
 
 if __name__ == "__main__":

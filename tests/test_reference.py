@@ -186,6 +186,35 @@ def test_a_run_under_another_setup_is_different_setup_not_a_miss(tmp_path):
     assert reference.verdict_counts(other.reset_index())["different setup"] == 1
 
 
+def test_fitted_numbers_are_reported_apart_from_held_out_ones(tmp_path):
+    """A number the calibration fitted on is `fitted` (with its within/outside note), never a
+    yes/no: the yes/no counts are the held-out numbers; the prefixes come from params.yaml."""
+    import json
+
+    import yaml
+
+    refs = tmp_path / "reference"
+    refs.mkdir()
+    entry = {"quantity": "q", "paper": 2, "tolerance": 0, "source": "s", "measured": {"file": "r.json", "key": "n"}}
+    (refs / "x.yaml").write_text(yaml.safe_dump({
+        "fitted": {"param": "nona.calibration.fit_on", "source": "calibration"},
+        "values": [{"id": "fig3.gain_avg.a", **entry}, {"id": "fig4.gain_avg.a", **entry},
+                   {"id": "fig3.light.gain_avg.a", **entry}]}))
+    (tmp_path / "r.json").write_text(json.dumps({"n": 2}))
+    params = yaml.safe_load(paths.PARAMS.read_text())
+    params["nona"]["calibration"]["fit_on"] = ["fig3.gain_avg."]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    t = reference.compare("x", tmp_path, refs).set_index("id")
+    assert t.loc["fig3.gain_avg.a", "match"] == "fitted" and "within tolerance" in t.loc["fig3.gain_avg.a", "note"]
+    assert t.loc["fig4.gain_avg.a", "match"] == "yes" and t.loc["fig3.light.gain_avg.a", "match"] == "yes"
+    assert reference.verdict_counts(t.reset_index())["fitted"] == 1
+    assert "nona.calibration.fit_on" in reference.setup_keys("x", refs)  # a params dependency of compare
+    params["nona"]["calibration"]["fit_on"] = "fig3."  # not a list: named
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    with pytest.raises(reference.ReferenceError, match="nona.calibration.fit_on must be a list"):
+        reference.compare("x", tmp_path, refs)
+
+
 def test_the_papers_setups_hold_in_the_default_profile():
     """The default run is the paper's setup wherever a setup is stated (else its verdicts would not count)."""
     for paper in ("nona", "pcs", "polaris"):

@@ -30,6 +30,17 @@ A run whose ``params.yaml`` (under its profile) gives another value is reported 
 setup``, naming the value, instead of ``yes``/``no``: its number answers another question. That
 verdict is counted only where it occurs (the default run has none).
 
+A reference file's ``fitted`` entry names the params.yaml key listing the id prefixes of the
+paper's numbers the suite *fitted* an unstated choice on (Nona's calibration)::
+
+    fitted:
+      param: nona.calibration.fit_on   # its value: a list of id prefixes, e.g. [fig3.gain_avg.]
+      source: notebooks/nona/calibration (the fitting set, stated before the fit)
+
+Such a number is reported ``fitted`` (its note says whether it fell within tolerance): it was
+used to choose the setting, so it is not evidence that the setting reproduces the paper. The
+``yes``/``no`` counts are then the held-out numbers only.
+
 Examples
 --------
 >>> check(10, 10, {"tolerance": 0})
@@ -91,13 +102,39 @@ def load_reference(paper: str, root: Path | None = None) -> dict:
         for key in group["setup"]:
             if len(str(key).split(".")) < 3:
                 raise ReferenceError(f"{path}: setups[{i}]: {key!r} is not a params.yaml key <paper>.<section>.<key>")
+    fitted = doc.get("fitted")
+    if fitted is not None and not (isinstance(fitted, dict) and len(str(fitted.get("param", "")).split(".")) == 3
+                                   and fitted.get("source")):
+        raise ReferenceError(f"{path}: fitted must be a mapping with param (a params.yaml key "
+                             "<paper>.<section>.<key> whose value lists id prefixes) and source, "
+                             f"not {fitted!r}")
     doc["_path"] = path
     return doc
 
 
 def setup_keys(paper: str, root: Path | None = None) -> list[str]:
-    """Every params.yaml key the setups of ``reference/<paper>.yaml`` name, sorted."""
-    return sorted({k for group in load_reference(paper, root).get("setups") or [] for k in group["setup"]})
+    """Every params.yaml key ``reference/<paper>.yaml`` names (its setups' and its fitted list's), sorted."""
+    doc = load_reference(paper, root)
+    keys = {k for group in doc.get("setups") or [] for k in group["setup"]}
+    if doc.get("fitted"):
+        keys.add(doc["fitted"]["param"])
+    return sorted(keys)
+
+
+def fitted_prefixes(doc: dict, params_file: Path) -> tuple[str, ...]:
+    """The id prefixes of the numbers fitted in the run under ``params_file`` (see the module
+    docstring); empty without a ``fitted`` entry. A value that is not a list of strings is an
+    error naming the key."""
+    fitted = doc.get("fitted")
+    if not fitted or not params_file.is_file():
+        return ()
+    value = run_value(fitted["param"], params_file)
+    if value is None:
+        value = []
+    if not (isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
+        raise ReferenceError(f"{params_file}: {fitted['param']} must be a list of id prefixes "
+                             f"(named by {doc['_path']} fitted.param), got {value!r}")
+    return tuple(value)
 
 
 def setup_of(entry: dict, doc: dict) -> dict[str, Any]:
@@ -146,9 +183,9 @@ def _is_missing(x: Any) -> bool:
 
 
 #: every verdict :func:`check` gives, in the order reports list them
-VERDICTS = ("yes", "no", "not asserted", "paper profile only", "missing input", "different setup")
+VERDICTS = ("yes", "no", "not asserted", "paper profile only", "missing input", "different setup", "fitted")
 #: verdicts reports list only when some number has them
-OCCASIONAL = ("different setup",)
+OCCASIONAL = ("different setup", "fitted")
 
 
 def check(ours: Any, paper: Any, spec: dict) -> str:
@@ -210,6 +247,7 @@ def compare(paper: str, root: Path | None = None, reference_root: Path | None = 
     root = root or paths.ROOT
     doc = load_reference(paper, reference_root)
     params_file = root / paths.PARAMS.name
+    fitted = fitted_prefixes(doc, params_file)
     rows = []
     for v in doc["values"]:
         if v["measured"] is None:  # a paper value shown beside a table of ours, never measured
@@ -227,6 +265,10 @@ def compare(paper: str, root: Path | None = None, reference_root: Path | None = 
         if changed:
             match = "different setup"
             note = f"run with {'; '.join(changed)}" + (f". {note}" if note else "")
+        elif fitted and match in ("yes", "no") and str(v["id"]).startswith(fitted):
+            within = "within tolerance" if match == "yes" else "outside tolerance"
+            match = "fitted"
+            note = f"fitted ({within}): an unstated choice was fitted on this number" + (f". {note}" if note else "")
         rows.append({
             "id": v["id"], "quantity": v["quantity"], "source": v["source"],
             "paper": v["paper"], "ours": ours, "tolerance": tol_text, "match": match, "note": note,

@@ -70,6 +70,7 @@ VERDICT_STYLE = {
     "paper profile only": ("paper profile only", "paper", "◐"),
     "missing input": ("missing input (a gap)", "gap", "⚠"),
     "different setup": ("different setup (run with other values than the paper's)", "info", "≠"),
+    "fitted": ("fitted (used to choose an unstated setting: not evidence)", "info", "◇"),
 }
 assert tuple(VERDICT_STYLE) == VERDICTS
 
@@ -261,9 +262,12 @@ def how_close(counts: dict[str, int]) -> str:
     """
     asserted = counts["yes"] + counts["no"]
     bits = []
+    held_out = " held-out" if counts.get("fitted") else ""
     if asserted:
-        bits.append(f"all {asserted} asserted within tolerance" if counts["no"] == 0 and asserted > 1
-                    else f"{counts['yes']} of {asserted} asserted within tolerance")
+        bits.append(f"all {asserted}{held_out} asserted within tolerance" if counts["no"] == 0 and asserted > 1
+                    else f"{counts['yes']} of {asserted}{held_out} asserted within tolerance")
+    if counts.get("fitted"):
+        bits.append(f"{counts['fitted']} fitted (not counted as reproduced)")
     if counts["not asserted"]:
         bits.append(f"{counts['not asserted']} shown")
     if counts["paper profile only"]:

@@ -20,7 +20,7 @@
 # is a *coordinate search in this simulator* over split/together mixtures per subgraph
 # (`schedlab.nona.expert`, budget `expert_budget`) instead of the paper's hand derivation; Spark
 # fair is decima-sim's dynamic partition with tasks releasing servers; Decima is the Decima
-# issue's scheduler in two variants, the public TPC-H-trained weights and the same network
+# baseline (`schedlab.nona.decima`) in two variants, the public TPC-H-trained weights and the same network
 # retrained in this simulator; both run on the window `decima_duration` (printed below; shorter
 # than the others' only when the workload is busy: the policy network runs at every decision)
 # (see "Decima rows" below). The sweep itself is `schedlab.nona.experiments`: every (load,

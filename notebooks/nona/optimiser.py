@@ -10,16 +10,21 @@
 # simulator loads. It also counts the decision space the paper reports in section IV-F.
 #
 # Solves Nona's formulation (section III-C, equations (I)-(XII), `../shared/papers/nona.txt`)
-# for the five-model workload of section IV (80 servers, 10 Gbps, inference:background arrival
-# rates 100:1) at each load the simulator sweeps, and writes one JSON per load
-# (`results/nona/optimiser/load_<x>.json`, format in `lib/schedlab/nona/optimise.py::to_json`).
-# The tables come from the certified `global` solver; `local` is solved next to it for the gap.
+# for the five-model workload of section IV at each load the simulator sweeps, and writes one JSON
+# per load (`results/nona/optimiser/load_<x>.json`, format in `lib/schedlab/nona/optimise.py::to_json`).
+# The workload is `params.yaml`'s `nona.common`: its models, servers and bandwidth, and its
+# `workload` mapping (the arguments of `build_workload`: how the load is read, per server or over
+# the whole cluster, and the background jobs), all shown in the parameters table below. The same
+# values drive the figures' simulations and `schedlab nona solve --workload pipeline` (the CLI's
+# default), so the CLI reproduces these tables. The tables come from the certified `global`
+# solver; `local` is solved next to it for the gap.
 #
 # Modelling choices (all documented in `schedlab.nona.workload` / `schedlab.nona.optimise`):
 # task times are PipeDream forward times (the Input's data-loading time dropped), one query =
-# one profiled minibatch (`query_scale` 1), each background class arrives at 1/100 of the total
-# inference rate, the background transfers load the link to `comm_load` (= the load by default),
-# and the formulation's typeset ambiguities are read as described in the module docstring.
+# one profiled minibatch (`query_scale` 1), the background link load is `comm_load` (= the load
+# unless the workload sets it), a split subgraph is priced by the optimiser's default pricing
+# (the dependency-aware longest path through its parts), and the formulation's typeset
+# ambiguities are read as described in the module docstring.
 
 # %% tags=["parameters"]
 # Injected by papermill (`schedlab notebook run nona/optimiser [--profile P] [-p KEY VALUE ...]`). Every
@@ -105,10 +110,11 @@ summary
 
 # %% [markdown]
 # `distributed_subgraphs` is the expected number of subgraphs (over all classes) not run on a
-# single server. With PipeDream's training-minibatch activations (tens to hundreds of MB per
-# cross edge, i.e. tens of ms at 10 Gbps) and the background transfers of section IV-A on the
-# link, a parallel branch of these five DNNs rarely saves more compute than its transfers cost;
-# the motivating job f (table1 notebook) shows the load-dependent mix of Table I, and
+# single server; the sentence at the end of this notebook states, from this table, whether and
+# where the optimum splits. PipeDream's training-minibatch activations are tens to hundreds of MB
+# per cross edge (tens of ms at 10 Gbps), so a split pays only where a branch's compute outweighs
+# its transfers and the link wait; the motivating job f (table1 notebook) shows the load-dependent
+# mix of Table I, the branches notebook maps where splitting pays, and
 # `notebooks/explore/nona.ipynb` lets you move the load and bandwidth yourself.
 #
 # ## Paper vs ours

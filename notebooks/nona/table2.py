@@ -69,6 +69,50 @@ for m in models:
 pd.DataFrame(rows)
 
 # %% [markdown]
+# ## Models with parallel branches (not in the paper)
+#
+# After contraction the paper's five models have little compute that can run in parallel:
+# GPT-2's attention branches (q, k, v) are views of one fused projection `c_attn` (0.003-0.016 ms
+# per branch in our trace). Three more PipeDream profiles (Inception-v3, NASNet-A mobile, GNMT)
+# and GPT-2 traced with separate q/k/v projections (`gpt2_split_qkv`: the same weights and
+# outputs, each branch starting with its own 768x768 projection) have branches that carry
+# compute. Shown beside the paper's models, not asserted: they are not in the paper.
+# *parallel tasks* are the contracted tasks of a bottleneck subgraph that have a partner in the
+# same subgraph neither before nor after them (they could run at the same time). *Overlappable
+# share*: the forward time (data loading excluded) off each subgraph's longest chain of
+# intermediate tasks, as a share of the whole forward time: what splitting a query over many
+# servers could run in parallel at best (free transfers).
+
+# %%
+import networkx as nx
+
+
+def branch_summary(h: nx.DiGraph) -> dict:
+    """Bottlenecks, subgraphs, parallel tasks and overlappable forward share of a contracted DAG."""
+    subs = bottleneck_subgraphs(h)
+    ms = nx.get_node_attributes(h, "forward_ms")
+    parallel, off_path = set(), 0.0
+    for s in subs:
+        inner = set(s.intermediate)
+        below = {u: nx.descendants(h, u) & inner for u in inner}
+        parallel |= {u for u in inner if any(v not in below[u] and u not in below[v] for v in inner - {u})}
+        longest: dict = {}  # heaviest chain ending at each task (intermediate is in topological order)
+        for u in s.intermediate:
+            longest[u] = ms[u] + max((longest[p] for p in h.pred[u] if p in inner), default=0.0)
+        off_path += sum(ms[u] for u in inner) - max(longest.values())
+    return {"bottlenecks": len(bottleneck_nodes(h)), "subgraphs": len(subs),
+            "subgraphs with parallel tasks": sum(bool(parallel & set(s.intermediate)) for s in subs),
+            "parallel tasks": len(parallel), "overlappable share": round(off_path / sum(ms.values()), 4)}
+
+
+branch_rows = [{"model": m, **branch_summary(contract(profiles.load(m, drop_input_time=True), schedule))}
+               for m in extra_models]
+cols = ["model", "size_mib", "pre_tasks", "post_tasks", "pre_edges", "post_edges", "forward_ms"]
+parallel_table = profiles.table2(extra_models)[cols].merge(pd.DataFrame(branch_rows), on="model")
+io.atomic_write_text(out.results("table2_parallel_branches.csv"), parallel_table.to_csv(index=False))
+parallel_table
+
+# %% [markdown]
 # ## A contracted DAG (cf. Fig. 2a)
 
 # %%

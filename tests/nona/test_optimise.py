@@ -98,7 +98,8 @@ def two_branch(direct: bool = True) -> JobClass:
 @pytest.mark.parametrize("direct_edge_branch", [True, False])
 def test_two_branch_dag_by_hand(direct_edge_branch):
     c = Cluster(bandwidth_gbps=8)  # 1e9 B/s: 1 MB = 1 ms
-    prob = compile_problem([two_branch()], c, direct_edge_branch=direct_edge_branch)
+    # the paper's (X)-(XI) by hand: each part priced on its own, kappa the max over parts
+    prob = compile_problem([two_branch()], c, direct_edge_branch=direct_edge_branch, pricing="paper")
     opt = Option((("a",), ("b",)), 0, 1)  # s with a, t with b
     ev = evaluate(prob, theta_for(prob, {("two", 0): [(opt, 1.0)]}))
     # crossing: s->b (2 ms), a->t (3 ms), s->t (5 ms, k != l)

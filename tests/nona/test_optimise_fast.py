@@ -236,8 +236,10 @@ def test_five_models_issue_loads(comm_load):
 
 @needs_gpt2
 def test_five_models_against_the_highs_path():
-    # one instance where splitting pays and the reference is quick (the full grid is marked slow)
-    res, _ = solve_point(0.1, bandwidth_gbps=10, method="global", workload_kwargs={"comm_load": 0.05})
+    # one instance where splitting pays (under the paper's pricing; the dependency-aware one keeps
+    # everything together here and settles it at the root) and the reference is quick
+    res, _ = solve_point(0.1, bandwidth_gbps=10, method="global", workload_kwargs={"comm_load": 0.05},
+                         pricing="paper")
     ref = solve(res.problem, method="global", lp="highspy")
     assert abs(ref.objective - res.objective) <= 1e-6 * res.objective
     assert res.lower_bound <= ref.objective + 1e-12 and ref.lower_bound <= res.objective + 1e-12
@@ -342,3 +344,15 @@ def test_compiled_option_loops_equal_the_array_versions(seed):
     lines = AT + nT * 0.5
     assert np.array_equal(M, lines.max(axis=0))
     assert np.array_equal(s, nT[np.argmax(lines, axis=0), np.arange(n)])  # the first line attaining the max
+    # the bound's quadratics and their per-distribution minima: the same floats as the numpy versions,
+    # with exact duplicates of the choice (ties) so that the mask matters
+    beta, a, r = (rng.integers(1, 4, n) * rng.choice([1.0, 0.1], n) for _ in range(3))
+    sel = starts + rng.integers(0, sizes)
+    for kappa in (0.0, -0.3):
+        args = (beta, M, s, a, r, 0.7, 1.3, kappa)
+        got = _lagrange._quadratics(*args, sel, starts)
+        want = _lagrange.quadratics_reference(*args, sel, dist)
+        assert all(np.array_equal(x, y) for x, y in zip(got, want)) and got[3][sel].all()
+        got_m = _lagrange._minima(*got, starts, 0.2, 0.9)
+        want_m = _lagrange.minima_reference(*[x.copy() for x in want], starts, 0.2, 0.9)
+        assert all(np.array_equal(x, y) for x, y in zip(got_m, want_m))

@@ -50,10 +50,41 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
-from scipy.optimize import minimize_scalar
 
 TIE_RTOL = 1e-12  # relative tolerance for ties between options' Lagrangian values
+
+
+class _Kernel:
+    """A function compiled by numba at its first call (:func:`load_kernels` compiles them all).
+
+    Importing numba costs ~0.1-0.3 s, and most solves never run the search that needs these
+    loops (the root relaxation settles them), so numba is imported only when one is called.
+    """
+
+    def __init__(self, fn) -> None:
+        self.py_func = fn
+        self.__name__, self.__doc__ = fn.__name__, fn.__doc__
+
+    def __call__(self, *args):
+        _compile_kernels()
+        return globals()[self.py_func.__name__](*args)  # now numba's dispatcher
+
+
+#: the compiled kernels, callees first (a kernel calling another needs its dispatcher when typed)
+_KERNEL_NAMES = ("_tie_limit", "_branches", "_select", "_dual_pieces", "_quadratics", "_minima")
+
+
+def _compile_kernels() -> None:
+    """Replace every :class:`_Kernel` of this module by numba's dispatcher (``cache=True``: read back
+    from numba's on-disk cache after the first run)."""
+    g = globals()
+    if not isinstance(g["_branches"], _Kernel):
+        return
+    from numba import njit
+
+    for name in _KERNEL_NAMES:
+        if isinstance(g[name], _Kernel):
+            g[name] = njit(cache=True)(g[name].py_func)
 
 
 @dataclass
@@ -94,7 +125,7 @@ class Arrays:
 # sum over distributions stays a numpy sum, so results are bit for bit the same.
 
 
-@njit(cache=True)
+@_Kernel
 def _branches(AT: np.ndarray, nT: np.ndarray, psi: float) -> tuple[np.ndarray, np.ndarray]:
     """Per option: the max over its branch lines A + n psi, and the slope n of the line attaining it
     (the first such line among equal values)."""
@@ -115,12 +146,12 @@ def _branches(AT: np.ndarray, nT: np.ndarray, psi: float) -> tuple[np.ndarray, n
     return M, s
 
 
-@njit(cache=True)
+@_Kernel
 def _tie_limit(vmin: float) -> float:
     return vmin + TIE_RTOL * abs(vmin)
 
 
-@njit(cache=True)
+@_Kernel
 def _select(v: np.ndarray, key: np.ndarray, starts: np.ndarray, largest: bool) -> np.ndarray:
     nd = len(starts)
     out = np.empty(nd, dtype=np.int64)
@@ -154,7 +185,7 @@ def select(v: np.ndarray, key: np.ndarray, starts: np.ndarray, dist: np.ndarray,
     return _select(v, key, starts, largest)
 
 
-@njit(cache=True)
+@_Kernel
 def _dual_pieces(c: np.ndarray, g: np.ndarray, lam: float, starts: np.ndarray):
     """v = c + lam g and, per distribution, min v and the largest / smallest g among its ties."""
     nd, n = len(starts), len(c)
@@ -299,13 +330,27 @@ class Support:
 
     def objective(self, idx: np.ndarray, w: np.ndarray) -> tuple[float, float]:
         """(F, phi) at theta = sum w e_idx (inf if rho >= 1)."""
+        return self.on(idx)(w)
+
+    def on(self, idx: np.ndarray):
+        """w -> (F, phi) at theta = sum w e_idx, with the support's rows gathered once.
+
+        A line search evaluates one support at many weights (tens of calls): gathering its rows
+        of the (options x branches) arrays once instead of per call is most of that cost. Same
+        values and operations as per call, so the same floats.
+        """
         p = self.prob
-        rho = p.rho0 + float(p.r[idx] @ w)
-        if not rho < 1:
-            return math.inf, math.inf
-        phi = (p.N0 + float(p.a[idx] @ w)) / (2 * (1 - rho))
-        M = (p.A[idx] + p.n[idx] * phi).max(axis=1)
-        return p.const_total + p.phi_weight * phi + float((p.beta[idx] * M) @ w), phi
+        r, a, A, n, beta = p.r[idx], p.a[idx], p.A[idx], p.n[idx], p.beta[idx]
+
+        def f(w: np.ndarray) -> tuple[float, float]:
+            rho = p.rho0 + float(r @ w)
+            if not rho < 1:
+                return math.inf, math.inf
+            phi = (p.N0 + float(a @ w)) / (2 * (1 - rho))
+            M = (A + n * phi).max(axis=1)
+            return p.const_total + p.phi_weight * phi + float((beta * M) @ w), phi
+
+        return f
 
 
 def theta_of(n: int, sol: KnapsackLP, t: float | None = None) -> np.ndarray:
@@ -353,7 +398,8 @@ def multiplier_path(X: Arrays, sol: KnapsackLP, s: np.ndarray, t: float) -> tupl
     if sol.mixed is None:
         return lam, 0.0
     o1, o2, _ = sol.mixed
-    dg = X.g(t)[o1] - X.g(t)[o2]
+    # the two entries of g(t) = a + 2 t r, not the whole vector (same floats: same operations per entry)
+    dg = (X.a[o1] + 2.0 * t * X.r[o1]) - (X.a[o2] + 2.0 * t * X.r[o2])
     if dg == 0:
         return lam, 0.0
     kappa = -(X.beta[o1] * (s[o1] - s[o2]) + 2.0 * lam * (X.r[o1] - X.r[o2])) / dg
@@ -378,6 +424,7 @@ class _Search:
         self.best, self.best_support, self.best_phi = math.inf, None, math.nan
         self.stats = {"nodes": 0, "lps": 0, "lp_iterations": 0, "line_searches": 0}
         self.cache: dict[float, tuple[np.ndarray, np.ndarray, KnapsackLP]] = {}
+        self.bound_fns: dict[float, list] = {}  # the bound functions of each cached LP (see bound_fn)
         self.edge: tuple[float, float] | None = None  # (wait of the best point, step) when it ends a segment
         self.lo0 = prob.phi_min()
 
@@ -404,10 +451,14 @@ class _Search:
         # Only for promising points (the search converges on them; elsewhere it is wasted).
         if self.line_search and f < self.best + 1e-3 * abs(self.best):
             self.stats["line_searches"] += 1
+            at = self.sup.on(idx)
 
             def along(x: float) -> float:
                 w[-2], w[-1] = 1.0 - x, x
-                return self.sup.objective(idx, w)[0]
+                return at(w)[0]
+
+            # imported here: scipy.optimize is ~0.3 s of a fresh process, and most solves never get here
+            from scipy.optimize import minimize_scalar
 
             with np.errstate(invalid="ignore"):  # F = inf where a mix would make the link unstable
                 res = minimize_scalar(along, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-7})
@@ -435,6 +486,7 @@ class _Search:
                 self.offer_solution(sol)
             if len(self.cache) > 8:
                 self.cache.clear()
+                self.bound_fns.clear()  # same lifetime as the LPs they are built from
             self.cache[t] = (M, s, sol)
         return self.cache[t]
 
@@ -474,8 +526,11 @@ class _Search:
         can be poor, where the fixed multiplier (kappa = 0) is better. Both are valid.
         """
         M, s, sol = self.lp_at(t)
-        lam, kappa = multiplier_path(self.X, sol, s, t)
-        fns = [self._bound_fn(t, lam, kappa)] + ([self._bound_fn(t, lam, 0.0)] if kappa != 0 else [])
+        fns = self.bound_fns.get(t)
+        if fns is None:  # built once per cached LP (children of a node often share the wait t)
+            lam, kappa = multiplier_path(self.X, sol, s, t)
+            fns = [self._bound_fn(t, lam, kappa)] + ([self._bound_fn(t, lam, 0.0)] if kappa != 0 else [])
+            self.bound_fns[t] = fns
         return lambda lo, hi: max(f(lo, hi) for f in fns)
 
     def _bound_fn(self, t: float, lam: float, kappa: float):
@@ -494,38 +549,29 @@ class _Search:
         X = self.X
         M, s, sol = self.lp_at(t)
         l0 = lam - kappa * t
-        # v_o(psi) = c0 + c1 psi + c2 psi^2
-        c0 = X.beta * (M - s * t) + l0 * X.a
-        c1 = X.beta * s + kappa * X.a + 2.0 * l0 * X.r
-        c2 = 2.0 * kappa * X.r
         sel = sol.pure.copy()
         alt = None
         if sol.mixed is not None:
             o1, o2, _ = sol.mixed
             sel[X.dist[o1]] = o1
             alt = o2
+        # v_o(psi) = c0 + c1 psi + c2 psi^2, and the choice and its exact duplicates (same quadratic:
+        # interchangeable here), which leave the rest; one compiled pass (quadratics_reference: numpy)
+        c0, c1, c2, same = _quadratics(X.beta, M, s, X.a, X.r, float(t), float(l0), float(kappa), sel, X.starts)
         # q(psi) + K + W psi = Q0 + Q1 psi + Q2 psi^2
         Q0 = X.K + l0 * X.N0
         Q1 = X.W - 2.0 * X.u0 * l0 + kappa * X.N0
         Q2 = -2.0 * X.u0 * kappa
 
-        def v(psi: float) -> np.ndarray:
-            return c0 + (c1 + c2 * psi) * psi
+        # the mask depends on the tangent point only: built once, not per interval
+        if alt is not None:
+            d_alt = X.starts[X.dist[alt]], X.starts[X.dist[alt]] + np.count_nonzero(X.dist == X.dist[alt])
+            blk = slice(*d_alt)
+            same[blk] |= (c0[blk] == c0[alt]) & (c1[blk] == c1[alt]) & (c2[blk] == c2[alt])
 
         def bound(lo: float, hi: float) -> float:
-            v_lo, v_hi = v(lo), v(hi)
-            all_lo = np.minimum.reduceat(v_lo, X.starts)
-            all_hi = np.minimum.reduceat(v_hi, X.starts)
-            # the choice and its exact duplicates (same quadratic: interchangeable here) leave the rest
-            same = (c0 == c0[sel][X.dist]) & (c1 == c1[sel][X.dist]) & (c2 == c2[sel][X.dist])
-            if alt is not None:
-                d_alt = X.starts[X.dist[alt]], X.starts[X.dist[alt]] + np.count_nonzero(X.dist == X.dist[alt])
-                blk = slice(*d_alt)
-                same[blk] |= (c0[blk] == c0[alt]) & (c1[blk] == c1[alt]) & (c2[blk] == c2[alt])
-            v_lo[same] = np.inf
-            v_hi[same] = np.inf
-            rest_lo = np.minimum.reduceat(v_lo, X.starts)
-            rest_hi = np.minimum.reduceat(v_hi, X.starts)
+            # per distribution: min of v at lo and hi over all options and over the rest (one compiled pass)
+            all_lo, all_hi, rest_lo, rest_hi = _minima(c0, c1, c2, same, X.starts, float(lo), float(hi))
             w = hi - lo
             # chord of the others minus the choice: a convex quadratic in psi (the choice is concave)
             e0, e1, e2 = c0[sel], c1[sel], c2[sel]
@@ -575,8 +621,12 @@ def solve_global(prob, rtol: float = 1e-6, atol: float = 1e-12, max_nodes: int =
     best wait found is cut in three around it (a central piece sized so that its second-order
     bound closes), others are bisected. Stops when every open node's bound is within
     ``max(atol, rtol * best)`` of the best value (``converged``) or after ``max_nodes``.
+    ``info["kernel_load_s"]``: seconds this call spent loading the compiled kernels
+    (:func:`load_kernels`; 0 once a solve in this process has loaded them).
     """
+    kernel_load_s = load_kernels()  # once per process; reported apart, not search time
     S = _Search(prob, rtol, atol, line_search)
+    S.stats["kernel_load_s"] = kernel_load_s
     S.offer(prob.starts.copy(), np.ones(len(prob.starts)))  # all together: always stable (rho0 < 1)
     lo0 = prob.phi_min()
     S_pos = prob.S1[prob.S1 > 0]
@@ -614,3 +664,115 @@ def solve_global(prob, rtol: float = 1e-6, atol: float = 1e-12, max_nodes: int =
     np.add.at(theta, idx, w)
     S.stats.update(converged=bool(S.best - lower <= S.tol()), rtol=rtol, lp="lagrange")
     return GlobalResult(theta, S.best, lower, S.stats)
+
+
+
+_kernels_loaded = False
+
+
+def load_kernels() -> float:
+    """Load (or compile, on a first run) the compiled kernels of this module; the seconds this call took.
+
+    Importing numba and reading the kernels back from its on-disk cache (compiling them, the first
+    time after this file changed) happens once per process: 0.4-0.6 s for the six kernels here on
+    2 shared cores, even from the cache. That cost belongs to the process, not to any solve: :func:`solve_global` calls this first and reports it apart
+    (``info["kernel_load_s"]``, not part of ``solve_seconds``). The calls use the argument types
+    the solver passes (C-contiguous float64 arrays, int64 ``starts``), so no later call loads
+    another signature. After the first call this returns 0.0 at once.
+
+    Examples
+    --------
+    >>> seconds = load_kernels()
+    >>> seconds >= 0.0 and load_kernels() == 0.0  # the second call finds everything loaded
+    True
+    """
+    global _kernels_loaded
+    if _kernels_loaded:
+        return 0.0
+    import time
+
+    t0 = time.perf_counter()
+    v = np.array([1.0, 0.5])
+    starts = np.array([0], dtype=np.int64)
+    _branches(np.ascontiguousarray(v.reshape(1, 2)), np.zeros((1, 2)), 0.0)
+    for largest in (False, True):
+        _select(v, v, starts, largest)
+    _dual_pieces(v, v, 0.5, starts)
+    c0, c1, c2, same = _quadratics(v, v, v, v, v, 0.5, 0.5, -0.5, np.zeros(1, dtype=np.int64), starts)
+    _minima(c0, c1, c2, same, starts, 0.0, 1.0)
+    _kernels_loaded = True
+    return time.perf_counter() - t0
+
+
+@_Kernel
+def _quadratics(beta, M, s, a, r, t: float, l0: float, kappa: float, sel, starts):
+    """The bound's per-option quadratics v_o(psi) = c0 + c1 psi + c2 psi^2 at tangent point ``t``
+    (multiplier path ``l0 + kappa psi``) and the mask of options equal to their distribution's
+    choice ``sel[d]`` in all three coefficients. One pass instead of some twenty array
+    operations; the same float operations in the same order as :func:`quadratics_reference`."""
+    n, nd = len(beta), len(starts)
+    c0, c1, c2 = np.empty(n), np.empty(n), np.empty(n)
+    for o in range(n):
+        c0[o] = beta[o] * (M[o] - s[o] * t) + l0 * a[o]
+        c1[o] = beta[o] * s[o] + kappa * a[o] + 2.0 * l0 * r[o]
+        c2[o] = 2.0 * kappa * r[o]
+    same = np.empty(n, dtype=np.bool_)
+    for d in range(nd):
+        lo, hi = starts[d], (starts[d + 1] if d + 1 < nd else n)
+        k = sel[d]
+        for o in range(lo, hi):
+            same[o] = c0[o] == c0[k] and c1[o] == c1[k] and c2[o] == c2[k]
+    return c0, c1, c2, same
+
+
+def quadratics_reference(beta, M, s, a, r, t: float, l0: float, kappa: float, sel, dist):
+    """NumPy version of :func:`_quadratics` (the tests' oracle).
+
+    >>> import numpy as np
+    >>> one = np.ones(3)
+    >>> c0, c1, c2, same = quadratics_reference(one, one, one, one, one, 0.0, 1.0, 0.0, np.array([0]), np.zeros(3, int))
+    >>> c0.tolist(), c1.tolist(), c2.tolist(), same.tolist()
+    ([2.0, 2.0, 2.0], [3.0, 3.0, 3.0], [0.0, 0.0, 0.0], [True, True, True])
+    """
+    c0 = beta * (M - s * t) + l0 * a
+    c1 = beta * s + kappa * a + 2.0 * l0 * r
+    c2 = 2.0 * kappa * r
+    same = (c0 == c0[sel][dist]) & (c1 == c1[sel][dist]) & (c2 == c2[sel][dist])
+    return c0, c1, c2, same
+
+
+@_Kernel
+def _minima(c0, c1, c2, same, starts, lo: float, hi: float):
+    """Per distribution, the minima of v_o(psi) = c0 + (c1 + c2 psi) psi at ``lo`` and ``hi`` over
+    all its options and over those not marked ``same`` (inf if none): what :func:`minima_reference`
+    computes with eight array passes, in one (minima are exact, so the same floats)."""
+    n, nd = len(c0), len(starts)
+    all_lo, all_hi, rest_lo, rest_hi = np.empty(nd), np.empty(nd), np.empty(nd), np.empty(nd)
+    for d in range(nd):
+        a, b = starts[d], (starts[d + 1] if d + 1 < nd else n)
+        m_lo, m_hi, r_lo, r_hi = np.inf, np.inf, np.inf, np.inf
+        for o in range(a, b):
+            x = c0[o] + (c1[o] + c2[o] * lo) * lo
+            y = c0[o] + (c1[o] + c2[o] * hi) * hi
+            m_lo = min(m_lo, x)
+            m_hi = min(m_hi, y)
+            if not same[o]:
+                r_lo = min(r_lo, x)
+                r_hi = min(r_hi, y)
+        all_lo[d], all_hi[d], rest_lo[d], rest_hi[d] = m_lo, m_hi, r_lo, r_hi
+    return all_lo, all_hi, rest_lo, rest_hi
+
+
+def minima_reference(c0, c1, c2, same, starts, lo: float, hi: float):
+    """NumPy version of :func:`_minima` (the tests' oracle).
+
+    >>> import numpy as np
+    >>> c = np.array([1.0, 0.0, 2.0])
+    >>> [m.tolist() for m in minima_reference(c, c, c * 0, np.array([False, True, False]), np.array([0, 2]), 0.0, 1.0)]
+    [[0.0, 2.0], [0.0, 4.0], [1.0, 2.0], [2.0, 4.0]]
+    """
+    v_lo, v_hi = c0 + (c1 + c2 * lo) * lo, c0 + (c1 + c2 * hi) * hi
+    all_lo, all_hi = np.minimum.reduceat(v_lo, starts), np.minimum.reduceat(v_hi, starts)
+    v_lo[same] = np.inf
+    v_hi[same] = np.inf
+    return all_lo, all_hi, np.minimum.reduceat(v_lo, starts), np.minimum.reduceat(v_hi, starts)

@@ -520,15 +520,16 @@ def gain_summary(rows: pd.DataFrame, key: str, columns: Mapping[str, str], schem
     ``{tag: {scheme: max}}`` for every tag of ``columns`` (the "up to" ratio the paper quotes,
     as :func:`max_gains`), plus ``"min"`` (``{tag: {scheme: smallest ratio}}``), ``"at_min"`` /
     ``"at_max"`` (the value of ``key`` where they occur) and ``"ahead"`` (``{tag: {scheme: 1 if
-    Nona's JCT is below the scheme's at every point, else 0}}``, the comparison asserts it).
-    A ratio below 1 means the scheme beat Nona there.
+    Nona's JCT is below the scheme's at every point, else 0}}``) and ``"ahead_all"`` (``{tag: 1 if
+    Nona is ahead of every scheme at every point}}``: the figure's one sign check, which the
+    comparison asserts). A ratio below 1 means the scheme beat Nona there.
 
     >>> import pandas as pd
     >>> rows = pd.DataFrame({"load": [0.1, 0.1, 0.9, 0.9], "scheme": ["nona", "spark_fair"] * 2,
     ...                      "mean_jct_s": [1.0, 3.0, 2.0, 1.5], "status": "ok"})
     >>> g = gain_summary(rows, "load", {"avg": "mean_jct_s"}, ["spark_fair"])
-    >>> g["avg"], g["min"], g["at_min"], g["ahead"]
-    ({'spark_fair': 3.0}, {'avg': {'spark_fair': 0.75}}, {'avg': {'spark_fair': 0.9}}, {'avg': {'spark_fair': 0}})
+    >>> g["avg"], g["min"], g["at_min"], g["ahead"], g["ahead_all"]
+    ({'spark_fair': 3.0}, {'avg': {'spark_fair': 0.75}}, {'avg': {'spark_fair': 0.9}}, {'avg': {'spark_fair': 0}}, {'avg': 0})
     """
     out: dict[str, Any] = max_gains(rows, key, columns, schemes)
     extra: dict[str, dict] = {"min": {}, "at_min": {}, "at_max": {}, "ahead": {}}
@@ -542,7 +543,8 @@ def gain_summary(rows: pd.DataFrame, key: str, columns: Mapping[str, str], schem
             extra["at_min"][tag][s] = float(r.idxmin())
             extra["at_max"][tag][s] = float(r.idxmax())
             extra["ahead"][tag][s] = int(bool((r > 1).all()))
-    return {**out, **extra}
+    ahead_all = {tag: int(bool(extra["ahead"][tag]) and all(extra["ahead"][tag].values())) for tag in columns}
+    return {**out, **extra, "ahead_all": ahead_all}
 
 
 def background_no_wait(jobs: pd.DataFrame) -> float:

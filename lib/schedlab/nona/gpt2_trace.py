@@ -6,6 +6,7 @@ nothing else in the suite imports torch (this module imports it lazily). Run::
     python -m schedlab.nona.gpt2_trace                 # -> data/generated/nona/gpt2/graph.txt
     python -m schedlab.nona.gpt2_trace --granularity operator --out .../graph_operator.txt
     python -m schedlab.nona.gpt2_trace --whitelist GPT2Attention --out .../graph_whitelist_attention.txt
+    python -m schedlab.nona.gpt2_trace --split-qkv --out .../graph_split_qkv.txt
 
 What is traced
 --------------
@@ -32,6 +33,17 @@ profile would give.
 ``"operator"`` (:func:`trace_operator`, the previous default): ``torch.export`` ATen graph,
 all ATen ops of a leaf module form one task, every other ATen op on the activation path is
 a task.
+
+Separate q/k/v projections (``trace(split_qkv=True)``, module granularity only)
+------------------------------------------------------------------------------
+GPT-2 computes its queries, keys and values with one fused ``Conv1D`` ``c_attn``
+(768 -> 2304) and splits the result, so the three attention branches traced above are views
+(``__getitem__``, ``View``, ``Transpose``) that carry almost no compute. With ``split_qkv``,
+:func:`split_qkv_projections` replaces each block's ``c_attn`` by three ``Conv1D`` (768 -> 768)
+modules ``q``, ``k``, ``v`` whose weights and biases are the column slices of ``c_attn``'s:
+the same numbers, so the same model up to float rounding (``tests/nona/test_gpt2_trace_split_qkv.py``),
+but each attention branch now starts with a real projection task. This is the layout of models
+with separate projections (GPT-NeoX, LLaMA); it is not the paper's GPT-2.
 
 Known differences from the paper's GPT-2 (reported, not patched)
 ----------------------------------------------------------------
@@ -97,8 +109,12 @@ def _inputs(node) -> list:
     return out
 
 
-def build_model(seed: int = 0):
-    """GPT-2 small, default config, random weights, eager attention, eval mode."""
+def build_model(seed: int = 0, split_qkv: bool = False):
+    """GPT-2 small, default config, random weights, eager attention, eval mode.
+
+    ``split_qkv`` replaces each block's fused ``c_attn`` by separate q/k/v projections with
+    the same weights (:func:`split_qkv_projections`).
+    """
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -107,7 +123,89 @@ def build_model(seed: int = 0):
     cfg.use_cache = False
     model = GPT2LMHeadModel(cfg)
     model.config._attn_implementation = "eager"
+    if split_qkv:
+        split_qkv_projections(model)
     return model.eval()
+
+
+def split_qkv_projections(model) -> int:
+    """Replace, in place, every block's fused ``c_attn`` by three projections ``q``, ``k``, ``v``.
+
+    ``c_attn`` is a ``Conv1D`` (768 -> 3 x 768) whose output ``GPT2Attention`` splits with
+    ``.split(split_size, dim=2)`` into queries, keys and values. The replacement holds three
+    ``Conv1D`` (768 -> 768) children whose weights and biases are copies of ``c_attn``'s column
+    slices ``[0:768]``, ``[768:1536]``, ``[1536:2304]``, so every projection computes the same
+    numbers as its slice of the fused product. Its forward returns the three outputs in a tuple
+    that answers the attention's ``.split`` call itself, so ``transformers``' attention code runs
+    unchanged and no concatenate-then-split is added to the traced graph.
+
+    Returns the number of blocks changed.
+
+    Examples
+    --------
+    >>> model = build_model(split_qkv=True)  # doctest: +SKIP
+    >>> model.transformer.h[0].attn.c_attn  # doctest: +SKIP
+    SplitQKV(
+      (q): Conv1D(nf=768, nx=768)
+      (k): Conv1D(nf=768, nx=768)
+      (v): Conv1D(nf=768, nx=768)
+    )
+    """
+    from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
+
+    split_cls = _split_qkv_class()
+    changed = 0
+    for mod in model.modules():
+        if isinstance(mod, GPT2Attention) and not isinstance(mod.c_attn, split_cls):
+            if getattr(mod, "is_cross_attention", False):
+                raise ValueError("split_qkv_projections: cross-attention blocks are not supported")
+            mod.c_attn = split_cls(mod.c_attn, mod.split_size)
+            changed += 1
+    if not changed:
+        raise ValueError("split_qkv_projections: the model has no GPT2Attention with a fused c_attn")
+    return changed
+
+
+_SPLIT_QKV_CLASS: list = []
+
+
+def _split_qkv_class():
+    """The ``SplitQKV`` module class (built on first use: torch is imported lazily)."""
+    if _SPLIT_QKV_CLASS:
+        return _SPLIT_QKV_CLASS[0]
+    import torch
+    from transformers.pytorch_utils import Conv1D
+
+    class QKV(tuple):
+        """(q, k, v) answering ``GPT2Attention``'s ``c_attn(x).split(split_size, dim=2)``."""
+
+        def split(self, split_size: int, dim: int = 0) -> tuple:
+            last = self[0].dim() - 1
+            if dim not in (last, -1) or any(t.shape[-1] != split_size for t in self):
+                raise ValueError(f"SplitQKV output: expected split({self[0].shape[-1]}, dim={last}), "
+                                 f"got split({split_size}, dim={dim})")
+            return tuple(self)
+
+    class SplitQKV(torch.nn.Module):
+        """Three ``Conv1D`` projections with the column slices of a fused ``c_attn``."""
+
+        def __init__(self, fused: Conv1D, split_size: int):
+            super().__init__()
+            if fused.nf != 3 * split_size:
+                raise ValueError(f"c_attn: expected nf = 3 x split_size = {3 * split_size}, got nf={fused.nf}")
+            for i, name in enumerate(("q", "k", "v")):
+                part = Conv1D(split_size, fused.nx)
+                cols = slice(i * split_size, (i + 1) * split_size)
+                with torch.no_grad():  # copies, so the three own contiguous memory like c_attn did
+                    part.weight.copy_(fused.weight[:, cols])
+                    part.bias.copy_(fused.bias[cols])
+                setattr(self, name, part)
+
+        def forward(self, x):
+            return QKV((self.q(x), self.k(x), self.v(x)))
+
+    _SPLIT_QKV_CLASS.append(SplitQKV)
+    return SplitQKV
 
 
 def trace_operator(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int = 0,
@@ -274,7 +372,7 @@ def _func_desc(func, args) -> str:
 
 def trace(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int = 0,
           progress: bool = True, granularity: str = "module",
-          whitelist: tuple[str, ...] = ()) -> nx.DiGraph:
+          whitelist: tuple[str, ...] = (), split_qkv: bool = False) -> nx.DiGraph:
     """The task graph of GPT-2 (node attrs as :func:`schedlab.nona.graphs.read_graph`).
 
     Parameters
@@ -287,15 +385,20 @@ def trace(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int = 0,
     whitelist
         Module class names kept whole as one task (PipeDream's ``module_whitelist``), e.g.
         ``("GPT2Attention",)``; only with ``granularity="module"``.
+    split_qkv
+        Separate q/k/v projections with ``c_attn``'s weights (:func:`split_qkv_projections`);
+        only with ``granularity="module"``.
     """
     if granularity not in GRANULARITIES:
         raise ValueError(f"granularity must be one of {GRANULARITIES}, got {granularity!r}")
     if granularity == "operator":
         if whitelist:
             raise ValueError("whitelist applies to granularity='module' only")
+        if split_qkv:
+            raise ValueError("split_qkv applies to granularity='module' only")
         return trace_operator(seq_len=seq_len, batch=batch, repeats=repeats, seed=seed, progress=progress)
     return trace_module(seq_len=seq_len, batch=batch, repeats=repeats, seed=seed, progress=progress,
-                        whitelist=whitelist)
+                        whitelist=whitelist, split_qkv=split_qkv)
 
 
 def _record(model, ids, whitelist: tuple[str, ...]) -> list[dict]:
@@ -396,7 +499,7 @@ def _ancestors(model, mod) -> list:
 
 
 def trace_module(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int = 0,
-                 progress: bool = True, whitelist: tuple[str, ...] = ()) -> nx.DiGraph:
+                 progress: bool = True, whitelist: tuple[str, ...] = (), split_qkv: bool = False) -> nx.DiGraph:
     """Module-granularity task graph of GPT-2, as PipeDream's profiler builds it.
 
     Tasks: ``Input`` (the token ids); one per call of a leaf ``nn.Module`` (or of a module
@@ -422,7 +525,7 @@ def trace_module(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int
     import torch
 
     torch.set_num_threads(1)
-    model = build_model(seed)
+    model = build_model(seed, split_qkv=split_qkv)
     ids = torch.zeros((batch, seq_len), dtype=torch.long)
     runs = range(repeats + 1)
     if progress:
@@ -542,9 +645,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--granularity", choices=GRANULARITIES, default="module")
     parser.add_argument("--whitelist", nargs="*", default=[],
                         help="module classes kept whole (PipeDream's module_whitelist), e.g. GPT2Attention")
+    parser.add_argument("--split-qkv", action="store_true",
+                        help="separate q/k/v projections with c_attn's weights (module granularity only)")
     a = parser.parse_args(argv)
     g = trace(seq_len=a.seq_len, batch=a.batch, repeats=a.repeats, seed=a.seed, granularity=a.granularity,
-              whitelist=tuple(a.whitelist))
+              whitelist=tuple(a.whitelist), split_qkv=a.split_qkv)
     write_graph(g, a.out)
     os.chmod(a.out, 0o644)  # atomic writes create 0600 temporaries; this file is committed
     print(f"wrote {a.out}: {g.number_of_nodes()} tasks, {g.number_of_edges()} edges")

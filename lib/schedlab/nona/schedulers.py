@@ -28,7 +28,7 @@ Live schemes (see the cluster's live state through :class:`~schedlab.nona.sim.Li
   giving a freed server back to the job that freed it (``source_job``) is therefore not
   applied by default (``prefer_source=True`` is not offered: we have no freed-by record
   once the server is back in the pool, and the paper's text removes the blocking).
-* Decima: ``schedlab.nona.decima.DecimaScheduler`` (Decima issue): ``decima`` runs the
+* Decima: ``schedlab.nona.decima.DecimaScheduler`` (the Decima baseline): ``decima`` runs the
   public TPC-H-trained weights, ``decima_retrained`` the same network retrained in this
   simulator, its weights file passed in (``decima_weights``; the DVC stage
   ``nona_decima_train`` writes ``results/nona/decima_train/weights.npz``);
@@ -258,7 +258,7 @@ def _decima_scheduler(scheme: str, seed: int, compute_rate: float, decima_weight
     except ImportError as exc:
         raise SchemeUnavailable(
             "the Decima scheme is not installed yet (schedlab.nona.decima.DecimaScheduler, "
-            f"Decima issue): {exc}") from None
+            f"the Decima baseline, docs/nona.md): {exc}") from None
     if scheme == "decima":
         return DecimaScheduler(rng=seed, compute_rate=compute_rate)
     if decima_weights is None:

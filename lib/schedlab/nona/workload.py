@@ -28,6 +28,10 @@ From profiles to tasks
   (``{model: factor}``) multiplies the named models' task times only (not their bytes), e.g.
   ``{"gpt2": r}`` with ``r`` the GPU/CPU time ratio measured on a profiled model
   (:mod:`schedlab.nona.hardware`). Default: none (GPT-2 as traced).
+* **Branch data size** (not in the paper; the axis of ``notebooks/nona/branches``).
+  ``byte_scale`` multiplies every transfer size of the inference classes and nothing else
+  (task times and the background classes stay), to ask how much data may cross the link
+  before splitting a DAG's parallel branches stops paying. Default ``1.0``.
 
 Rates (:func:`build_workload`)
 ------------------------------
@@ -82,8 +86,9 @@ BACKGROUND_COMM = "background_comm"
 KINDS = (INFERENCE, BACKGROUND_COMPUTE, BACKGROUND_COMM)
 LOAD_BASES = ("server", "cluster")  # how build_workload reads `load` (see the module docstring)
 
-# PipeDream's profiled training minibatch per model (from the Input node's activation size,
-# 4*B*3*224*224 bytes; see ../shared/data/nona/README.md); GPT-2 is read from its graph.
+# One 224x224 RGB float32 image: the Input size per sample of the paper's four image profiles
+# (../shared/data/nona/README.md). inception_v3 takes 299x299 images, so profiled_batch reads the
+# batch from the classifier instead of assuming this size (see there).
 IMAGE_INPUT_BYTES_PER_SAMPLE = 4 * 3 * 224 * 224
 
 
@@ -176,18 +181,96 @@ def validate_dag(g: nx.DiGraph, name: str = "dag") -> None:
 
 
 def profiled_batch(g: nx.DiGraph) -> float:
-    """The training minibatch a PipeDream image profile was taken at (``Input`` bytes / 4*3*224*224).
+    """The minibatch a PipeDream profile was taken at, read from the graph's own tensor sizes.
 
-    Graphs may carry it explicitly as graph attribute ``batch`` (our GPT-2 trace writes the
-    batch into the Input description, ``Input(batch=B)``).
+    In order:
+
+    1. an explicit ``batch=B`` in the Input node's description (our GPT-2 trace writes
+       ``Input(batch=B, ...)``);
+    2. an image classifier: its ``Linear(in_features=..., out_features=K)`` layers output
+       ``4 * B * K`` bytes, whatever the image size (224x224 for the paper's four models,
+       299x299 for inception_v3). The Input then must hold ``4 * B * 3 * s * s`` bytes for an
+       integer side ``s``; a graph where it does not is refused;
+    3. a recurrent model (GNMT, whose Inputs record 0 bytes): an ``LSTM(in, hidden)`` layer
+       lists its outputs ``[out; h; c]``, and ``h`` holds ``4 * B * hidden`` bytes.
+
+    Raises ``ValueError`` naming the graph when none applies or the sizes disagree.
+
+    Examples
+    --------
+    >>> g = nx.DiGraph(name="tiny")
+    >>> g.add_node(1, desc="Input", activation_bytes=4 * 8 * 3 * 299 * 299)
+    >>> g.add_node(2, desc="Linear(in_features=2048, out_features=1000, bias=True)", activation_bytes=4 * 8 * 1000)
+    >>> g.add_edge(1, 2)
+    >>> profiled_batch(g)
+    8.0
     """
-    for _, d in g.nodes(data=True):
-        desc = d.get("desc", "")
-        if desc.startswith("Input"):
-            if "batch=" in desc:
-                return float(desc.split("batch=")[1].rstrip(")").split(",")[0])
-            return d["activation_bytes"] / IMAGE_INPUT_BYTES_PER_SAMPLE
-    raise ValueError(f"{g.graph.get('name', 'graph')}: no Input node to read the profiled batch from")
+    name = g.graph.get("name", "graph")
+    nodes = [d for _, d in g.nodes(data=True)]
+    inputs = [d for d in nodes if d.get("desc", "").startswith("Input")]
+    if not inputs:
+        raise ValueError(f"{name}: no Input node to read the profiled batch from")
+    for d in inputs:
+        if "batch=" in d["desc"]:
+            return float(d["desc"].split("batch=")[1].rstrip(")").split(",")[0])
+    batch = _classifier_batch(nodes, name)
+    if batch is not None:
+        _check_image_input(sum(d.get("activation_bytes", 0.0) for d in inputs), batch, name)
+        return batch
+    batch = _recurrent_batch(nodes, name)
+    if batch is not None:
+        return batch
+    raise ValueError(f"{name}: cannot read the profiled batch: no batch= in the Input, no Linear classifier "
+                     "and no LSTM hidden state")
+
+
+def _layer_args(desc: str, layer: str) -> list[str] | None:
+    """The arguments of a layer description ``Layer(a, b=c, ...)`` (``None`` for another layer)."""
+    if not desc.startswith(layer + "("):
+        return None
+    return [a.strip() for a in desc[len(layer) + 1:].split(")")[0].split(",")]
+
+
+def _one_batch(candidates: list[float], what: str, name: str) -> float | None:
+    """The batch every candidate agrees on (``None`` without any); refuse fractions or disagreement."""
+    if not candidates:
+        return None
+    batches = sorted(set(candidates))
+    if len(batches) > 1 or batches[0] < 1 or batches[0] != int(batches[0]):
+        raise ValueError(f"{name}: the {what} sizes imply the batches {batches}; expected one positive integer")
+    return float(batches[0])
+
+
+def _classifier_batch(nodes: list[dict], name: str) -> float | None:
+    """B from the ``Linear`` layers' 2-D outputs, ``4 * B * out_features`` bytes each."""
+    out = []
+    for d in nodes:
+        args = _layer_args(d.get("desc", ""), "Linear")
+        if args is None:
+            continue
+        k = int(next(a for a in args if a.startswith("out_features=")).split("=")[1])
+        out.append(d["activation_bytes"] / (4 * k))
+    return _one_batch(out, "Linear layers' output", name)
+
+
+def _check_image_input(input_bytes: float, batch: float, name: str) -> None:
+    """An image Input holds ``4 * B * 3 * s * s`` bytes for an integer side ``s``."""
+    side = math.sqrt(input_bytes / (4 * 3 * batch))
+    if abs(side - round(side)) > 1e-9 * side or round(side) < 1:
+        raise ValueError(f"{name}: the Input holds {input_bytes:g} bytes, not 4*B*3*s*s for the batch B={batch:g} "
+                         f"of the classifier and an integer image side s (got s={side:.4g})")
+
+
+def _recurrent_batch(nodes: list[dict], name: str) -> float | None:
+    """B from the hidden state ``h`` (``4 * B * hidden`` bytes) of single-layer ``LSTM(in, hidden)`` layers."""
+    out = []
+    for d in nodes:
+        args = _layer_args(d.get("desc", ""), "LSTM")
+        sizes = d.get("activation_sizes")
+        if args is None or sizes is None or len(sizes) != 3 or len(args) != 2:
+            continue  # bidirectional or multi-layer LSTMs hold more than one h per sample
+        out.append(sizes[1] / (4 * int(args[1])))
+    return _one_batch(out, "LSTM hidden states'", name)
 
 
 def dag_from_profile(g: nx.DiGraph, scale: float = 1.0) -> nx.DiGraph:
@@ -251,6 +334,7 @@ def inference_classes(
     query_scale: float = 1.0,
     per_sample: bool = False,
     time_scale: Mapping[str, float] | None = None,
+    byte_scale: float = 1.0,
 ) -> list[JobClass]:
     """One inference :class:`JobClass` per model, arrival rates 0 (see :func:`build_workload`).
 
@@ -265,9 +349,23 @@ def inference_classes(
     per_sample : divide each model by its profiled minibatch first.
     time_scale : ``{model: factor}`` multiplying that model's task times only (hardware
         class; see the module docstring). Every key must be one of ``models``.
+    byte_scale : multiplier of every transfer size only (the branch data size; see the
+        module docstring). Default 1.
+
+    Examples
+    --------
+    >>> (a,), (b,) = inference_classes(["resnet18"]), inference_classes(["resnet18"], byte_scale=0.5)
+    >>> edges = list(a.dag.edges)
+    >>> all(b.dag.edges[e]["bytes"] == 0.5 * a.dag.edges[e]["bytes"] for e in edges)
+    True
+    >>> all(b.dag.nodes[n]["work_s"] == a.dag.nodes[n]["work_s"] for n in a.dag)
+    True
     """
     if not (query_scale > 0 and math.isfinite(query_scale)):
         raise ValueError(f"query_scale must be a positive finite number, got {query_scale!r}")
+    if not (byte_scale > 0 and math.isfinite(byte_scale)):
+        raise ValueError(f"byte_scale must be a positive finite number (multiplier of the transfer sizes), "
+                         f"got {byte_scale!r}")
     time_scale = dict(time_scale or {})
     unknown = sorted(set(time_scale) - set(models))
     if unknown:
@@ -283,6 +381,9 @@ def inference_classes(
         if m in time_scale:
             for _, d in dag.nodes(data=True):
                 d["work_s"] *= float(time_scale[m])
+        if byte_scale != 1.0:
+            for _, _, d in dag.edges(data=True):
+                d["bytes"] *= float(byte_scale)
         out.append(JobClass(name=m, kind=INFERENCE, dag=dag))
     return out
 
@@ -315,12 +416,13 @@ def build_workload(
     background_comm_bytes: float | None = None,
     time_scale: Mapping[str, float] | None = None,
     load_basis: str = "server",
+    byte_scale: float = 1.0,
 ) -> list[JobClass]:
     """Inference classes plus background jobs, with arrival rates for a compute ``load``.
 
     Parameters
     ----------
-    models, query_scale, per_sample, time_scale : passed to :func:`inference_classes`
+    models, query_scale, per_sample, time_scale, byte_scale : passed to :func:`inference_classes`
         (ignored when ``classes`` is given).
     load : compute load in (0, 1): ``sum_j lambda_j S_j / servers`` (section IV-B), or
         ``sum_j lambda_j S_j`` with ``load_basis="cluster"``.
@@ -353,7 +455,8 @@ def build_workload(
     if load_basis not in LOAD_BASES:
         raise ValueError(f"load_basis must be one of {LOAD_BASES}, got {load_basis!r}")
     inf = list(classes) if classes is not None else inference_classes(models, query_scale=query_scale,
-                                                                       per_sample=per_sample, time_scale=time_scale)
+                                                                       per_sample=per_sample, time_scale=time_scale,
+                                                                       byte_scale=byte_scale)
     if not inf:
         raise ValueError("build_workload needs at least one inference class")
     for j in inf:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from schedlab import paths, progress, stagetimes
+from schedlab import paths, progress
 from schedlab.notebooks.params import check_used, selected_profile, stage_params
 from schedlab.notebooks.watchdog import stop_with_parent
 
@@ -42,6 +42,8 @@ def run(
     partial executed copy is removed.
     """
     import papermill as pm  # heavy import, only when a notebook actually runs
+
+    from schedlab import stagetimes  # pandas: not imported by every `schedlab` command (the CLI imports this module)
 
     own_notebook = source is None
     source = source or notebook_path(name)  # an unknown name fails first, listing the known notebooks
