@@ -46,7 +46,7 @@ for paper, label in PAPERS.items():
 #
 # The table says, per paper, how many of the papers' numbers the last pipeline run reproduced
 # (from `results/<paper>/metrics.json`; the [scorecard](../results/scorecard.html) has every number). Nothing there yet: run `make reproduce` in a terminal
-# (about 40 minutes on 2 cores; `make reproduce PROFILE=teaching` is faster).
+# (about 35 minutes on 2 cores; `make reproduce PROFILE=teaching` is faster).
 
 # %%
 VERDICTS = {"yes": "reproduced", "no": "not reproduced", "not_asserted": "shown, not asserted",

@@ -113,3 +113,36 @@ def test_any_json_as_wfq_config(doc):
     except ValueError:
         return
     _reads_or_raises_own_error(load_config, _write("config.json", text.encode()), ConfigError)
+
+
+def _decima_npz() -> bytes:
+    """A valid Decima weights file (every array of :data:`LAYOUT`, float32 as torch saves them)."""
+    import io
+
+    import numpy as np
+
+    from schedlab.nona.decima.policy import LAYOUT
+
+    rng = np.random.default_rng(0)
+    state = {f"{p}.{i}.{kind}": rng.standard_normal(shape if kind == "weight" else shape[:1]).astype(np.float32)
+             for p, (_, shapes) in LAYOUT.items() for i, shape in zip((0, 2, 4), shapes)
+             for kind in ("weight", "bias")}
+    buf = io.BytesIO()
+    np.savez(buf, **state)
+    return buf.getvalue()
+
+
+DECIMA_NPZ = _decima_npz()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corrupted(DECIMA_NPZ))
+def test_corrupted_decima_weights(data):
+    # issue 33: numpy's own error nudges toward allow_pickle=True; ours names the file instead
+    from schedlab.nona.decima.policy import load_weights
+
+    path = _write("weights.npz", data)
+    try:
+        load_weights(path)
+    except ValueError as e:
+        assert str(e).startswith(f"{path}: ") and "allow_pickle" not in str(e), str(e)

@@ -96,10 +96,15 @@ def test_every_compared_entry_appears_once_with_its_figures(root):
     cards = scorecard.load(root)
     html = scorecard.to_html(cards, root)
     md = scorecard.to_markdown(cards, root / "results", root)
+    times_md, times_html = scorecard.times_markdown(cards), scorecard.times_html(cards)
     for card in cards:
-        for row in card.rows + card.times:
+        for row in card.rows:
             assert html.count(f'<span class="id">{row.id}</span>') == len(cards), row.id  # once per paper
             assert md.count(f"| `{row.id}` |") == len(cards), row.id
+        for row in card.times:  # times live on their own page: the scorecard's bytes do not depend on them
+            assert row.id not in html and row.id not in md, row.id
+            assert times_html.count(f'<span class="id">{row.id}</span>') == len(cards), row.id
+            assert times_md.count(f"| `{row.id}` |") == len(cards), row.id
     # part fig1 shows figures/<paper>/fig1.png (convention), part table2 the entry's figure field
     assert md.count("](../figures/nona/fig1.png)") == 1 and md.count("](../figures/nona/extra.png)") == 1
     assert html.count("<img ") == 2 * len(cards)
@@ -229,3 +234,22 @@ def test_a_number_read_inside_a_folder_out_names_its_stage():
     assert scorecard._writers(by_file, "results/nona/optimiser/search_space.csv") == ["nona_optimiser"]
     assert scorecard._writers(by_file, "results/nona/table2.csv") == ["nona_table2"]
     assert scorecard._writers(by_file, "results/nona/optimiser_x.csv") == []
+
+
+def test_the_scorecard_does_not_change_with_the_times(root):
+    """Two runs that differ only in their wall-clock times write the same scorecard bytes; the
+    times page changes."""
+    out = root / "results"
+    scorecard.write(root, out, plots=False)
+    first = {n: (out / n).read_bytes() for n in ("scorecard.md", "scorecard.html")}
+    times_before = (out / "timings" / f"{scorecard.TIMES_NAME}.md").read_text()
+    for paper in scorecard.PAPERS:
+        path = root / f"results/{paper}/timings/comparison.json"
+        doc = json.loads(path.read_text())
+        for v in doc["values"].values():
+            v["ours"] = 12345.678
+        path.write_text(json.dumps(doc))
+    scorecard.write(root, out, plots=False)
+    assert {n: (out / n).read_bytes() for n in first} == first
+    after = (out / "timings" / f"{scorecard.TIMES_NAME}.md").read_text()
+    assert after != times_before and "1.235e+04" in after or "12345" in after

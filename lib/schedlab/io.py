@@ -58,6 +58,56 @@ def atomic_path(path: str | os.PathLike[str], mode: int = 0o666) -> Iterator[Pat
         tmp.unlink(missing_ok=True)
 
 
+class NotWritableError(ValueError):
+    """An output place that cannot be written (a read-only folder, a file in the way)."""
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether this process can create a file in ``folder``: a real probe, not the mode bits, so
+    root, ACLs and read-only mounts all get the answer the atomic writer would get. The probe is
+    an unnamed temporary file (``O_TMPFILE`` on Linux), so nothing appears in the folder."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
+
+def require_writable(path: str | os.PathLike[str], option: str, *, folder: bool = False) -> Path:
+    """``path`` if an output can be written there, else :class:`NotWritableError` naming ``option``.
+
+    Every command that writes calls this before its work starts, so that a read-only output
+    folder costs one line, not a finished simulation and a traceback. ``folder=True``: ``path``
+    is a folder to write into (created later if missing); else a file. Nothing is created here.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> require_writable(d / "new" / "x.csv", "--out") == d / "new" / "x.csv"
+    True
+    >>> (d / "f").write_text("")
+    0
+    >>> require_writable(d / "f" / "x.csv", "--out")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    schedlab.io.NotWritableError: --out ...: cannot write there: .../f is a file, not a folder
+    """
+    target = Path(path)
+    if folder and target.exists() and not target.is_dir():
+        raise NotWritableError(f"{option} {target}: is a file; expected a folder to write into")
+    if not folder and target.is_dir():
+        raise NotWritableError(f"{option} {target}: is a folder; expected a file name to write")
+    where = target if folder else target.parent
+    existing = next((p for p in (where, *where.parents) if p.exists()), Path("."))
+    if not existing.is_dir():
+        raise NotWritableError(f"{option} {target}: cannot write there: {existing} is a file, not a folder")
+    if not _can_create_in(existing):
+        raise NotWritableError(f"{option} {target}: cannot write there: folder {existing} is not writable "
+                               "(read-only?); expected a writable folder")
+    return target
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)

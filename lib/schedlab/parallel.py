@@ -46,6 +46,49 @@ import numpy as np
 DASK_ENV = "SCHEDLAB_DASK"
 #: environment variable giving the default number of local worker processes
 WORKERS_ENV = "SCHEDLAB_WORKERS"
+#: environment variable: seconds to wait for a Dask scheduler to answer (default
+#: :data:`DEFAULT_DASK_TIMEOUT_S`); short, so a wrong address costs seconds, not half a minute
+DASK_TIMEOUT_ENV = "SCHEDLAB_DASK_TIMEOUT"
+DEFAULT_DASK_TIMEOUT_S = 10.0
+
+
+class SchedulerUnreachable(ValueError):
+    """No Dask scheduler answered at the address given (a ``ValueError``: the address is the bad
+    input, and the commands already turn a ``ValueError`` into one line)."""
+
+
+def dask_timeout() -> float:
+    """``$SCHEDLAB_DASK_TIMEOUT`` (seconds, > 0) or :data:`DEFAULT_DASK_TIMEOUT_S`.
+
+    >>> dask_timeout() > 0
+    True
+    """
+    raw = os.environ.get(DASK_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_DASK_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise ValueError(f"${DASK_TIMEOUT_ENV} must be a number of seconds > 0, got {raw!r}")
+    return value
+
+
+def _connect(address: str, from_env: bool):
+    """A ``distributed.Client`` on ``address``, or :class:`SchedulerUnreachable` after
+    :func:`dask_timeout` seconds naming where the address came from."""
+    from distributed import Client
+
+    timeout = dask_timeout()
+    try:
+        return Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        where = f"${DASK_ENV}={address}" if from_env else f"Dask scheduler {address}"
+        hint = f"; unset ${DASK_ENV} to run on local processes" if from_env else ""
+        raise SchedulerUnreachable(f"{where}: no scheduler answered within {timeout:g} s "
+                                   f"({type(exc).__name__}); expected the address of a running Dask "
+                                   f"scheduler (tcp://host:8786){hint}") from None
 
 
 def available_cores() -> int:
@@ -99,15 +142,17 @@ class Executor:
     def __init__(self, workers: int | None = None, scheduler: Any = None):
         if scheduler is not None and workers is not None:
             raise ValueError("give either workers (local processes) or scheduler (Dask), not both")
+        from_env = False
         if scheduler is None and workers is None:
             scheduler = os.environ.get(DASK_ENV, "").strip() or None
+            from_env = scheduler is not None
         self.client = None
         self._own_client = False
         if scheduler is not None:
             from distributed import Client
 
             self._own_client = not isinstance(scheduler, Client)
-            self.client = Client(scheduler) if self._own_client else scheduler
+            self.client = _connect(scheduler, from_env) if self._own_client else scheduler
             self.workers = len(self.client.scheduler_info().get("workers", {})) or 1
             self.kind = "dask"
             return

@@ -73,12 +73,13 @@ from schedlab.nona.decima import train as T
 out = Outputs(output_root, "nona/decima_train")
 cfg = T.TrainConfig(**train)
 paper_hours = experiments.paper_decima_training_hours()  # Table III, from reference/nona.yaml
-# checkpoints live outside the DVC outs (git-ignored data/cache), under a hash of the config and of
-# the code that defines a run, so an interrupted run resumes and a changed one starts afresh
+# checkpoints live outside the DVC outs (git-ignored data/cache of the output root: a run into a scratch
+# root leaves the repository alone), under a hash of the config and of the code that defines a run, so an
+# interrupted run resumes and a changed one starts afresh
 code = b"".join((paths.ROOT / "lib/schedlab/nona/decima" / f).read_bytes()
                 for f in ("train.py", "scheduler.py", "engine.py", "_kernels.py", "policy.py", "features.py"))
 tag = hashlib.sha256(json.dumps(cfg.__dict__, sort_keys=True).encode() + code).hexdigest()[:16]
-ckpt_dir = paths.DATA / "cache" / "nona" / "decima_train" / tag
+ckpt_dir = out.root / "data" / "cache" / "nona" / "decima_train" / tag
 print(cfg)
 print("checkpoints:", ckpt_dir)
 print("network parameters:", T.initial_weights(cfg).num_parameters)

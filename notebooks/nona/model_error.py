@@ -85,7 +85,9 @@ by_class["sign"] = ["under-predicts" if hi < 0 else "over-predicts" if lo > 0 el
 display(by_class.round(3))
 inference = err[~err.job_class.str.startswith("background")]
 lo_load, hi_load = min(loads), max(loads)
-comm = err[err.job_class == "background_comm"]
+# loads where a background transfer finished inside the window (a rare class: a short window or a
+# light load may finish none, and a NaN error says nothing)
+comm = err[(err.job_class == "background_comm") & err.relative_error.notna()]
 at = inference.groupby("load").relative_error.agg(["min", "max"])
 display(Markdown(
     f"For the inference classes the model is off by {at.loc[lo_load, 'min']:+.0%} to {at.loc[lo_load, 'max']:+.0%} "

@@ -102,9 +102,11 @@ table3["speedup_vs_paper_global"] = table3.nona_paper_s / table3.ours_global_s
 # 2 CPU cores for a stated budget (notebooks/nona/decima_train), at one cluster size only
 import json
 from schedlab import paths
-trained = json.loads((paths.ROOT / decima_training_json).read_text())
-# its wall time is in the timings the training notebook writes (not a pipeline output)
-trained_time = paths.ROOT / "results" / "nona" / paths.TIMINGS / "decima_train.json"
+trained_json = paths.ROOT / decima_training_json  # relative to the repository, unless absolute
+trained = json.loads(trained_json.read_text())
+# its wall time is in the timings the training notebook writes (not a pipeline output), in the same
+# run's results/nona/timings/ beside its results/nona/decima_train/
+trained_time = trained_json.parent.parent / paths.TIMINGS / "decima_train.json"
 if trained_time.exists():
     train_seconds = json.loads(trained_time.read_text())["train_seconds"]
 else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import click
 
 from schedlab.notebooks import PROFILES
+from schedlab.notebooks.params import PIPELINE_PROFILES
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -70,8 +71,11 @@ def notebook_run(name: str, output_root: str | None, profile_name: str | None,
     from pathlib import Path
 
     from schedlab import notebooks
+    from schedlab.cli._checks import writable
 
-    root = Path(output_root) if output_root else None
+    # resolved once, here, against the working directory: the kernel runs in the repository, so a
+    # relative root would put the results there and the executed copy and timings here
+    root = writable(Path(output_root).resolve(), "--output-root", folder=True) if output_root else None
     # a run elsewhere (e.g. --profile paper into a scratch root) must not replace the
     # pipeline's executed copy in the repository, which DVC tracks
     executed = root / "data" / "executed" / f"{name}.ipynb" if root else None
@@ -114,8 +118,11 @@ def compare(paper: str, out_dir: str | None) -> None:
     if paper not in known:
         raise click.BadParameter(f"no reference/{paper}.yaml; the papers are: {', '.join(known)}",
                                  param_hint="PAPER")
+    from schedlab.cli._checks import writable
+
+    target = writable(Path(out_dir) if out_dir else paths.results(paper), "--out-dir", folder=True)
     try:
-        table = reference.write_comparison(paper, Path(out_dir) if out_dir else paths.results(paper))
+        table = reference.write_comparison(paper, target)
     except FileNotFoundError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(reference.to_markdown(table, f"{paper}: paper vs schedlab"))
@@ -133,12 +140,20 @@ def scorecard(root: str | None, out_dir: str | None, readme: str | None) -> None
     from pathlib import Path
 
     from schedlab import reference, scorecard as card
+    from schedlab.cli._checks import writable
 
+    expected = "expected a folder holding reference/<paper>.yaml, results/ and dvc.yaml (a checkout)"
+    if root and not (Path(root) / "reference").is_dir():
+        raise click.BadParameter(f"{root} has no reference/ folder; {expected}", param_hint="--root")
+    writable(Path(out_dir) if out_dir else (Path(root) if root else card.paths.ROOT) / "results", "--out-dir",
+             folder=True)
     try:
         cards = card.write(Path(root) if root else None, Path(out_dir) if out_dir else None,
                            Path(readme) if readme else None)
     except (card.ScorecardError, reference.ReferenceError) as exc:
         raise click.ClickException(str(exc)) from None
+    except FileNotFoundError as exc:  # a reference file the papers' list names is missing under --root
+        raise click.ClickException(f"{exc.filename}: missing; {expected}") from None
     for c in cards:
         click.echo(f"{c.paper}: {card.how_close(c.counts())}")
     where = Path(out_dir) if out_dir else (Path(root) if root else card.paths.ROOT) / "results"
@@ -174,7 +189,7 @@ def timings(root: str | None, paper: str | None) -> None:
 
 
 @main.command()
-@click.option("--profile", "profile_name", type=click.Choice([p for p in PROFILES if p != "default"]), required=True,
+@click.option("--profile", "profile_name", type=click.Choice([p for p in PIPELINE_PROFILES if p != "default"]), required=True,
               help="The profile to run (the default profile runs in the checkout: `make reproduce`).")
 @click.option("--dry", is_flag=True, help="Prepare runs/PROFILE/ and list the stages that would run; run nothing.")
 def reproduce(profile_name: str, dry: bool) -> None:

@@ -169,7 +169,8 @@ def _models(models: str | None, setup: dict) -> list[str]:
                    "nona_star, expert.")
 @click.option("--decima-weights", type=click.Path(dir_okay=False), default=None,
               help="Retrained Decima weights (.npz, stage nona_decima_train); required for decima_retrained.")
-@click.option("--out", type=click.Path(dir_okay=False), required=True, help="Per-job records (parquet).")
+@click.option("--out", type=click.Path(dir_okay=False), required=True,
+              help="Per-job records; the format follows the extension: .parquet or .csv.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary (and the workload used) as one JSON object.")
 def nona_simulate(scheme, load, workload, profile, comm_load, bandwidth_gbps, servers, duration, warmup, seed, models,
                   tables, decima_weights, out, as_json):
@@ -177,8 +178,11 @@ def nona_simulate(scheme, load, workload, profile, comm_load, bandwidth_gbps, se
     from schedlab.nona import experiments
     from schedlab.nona.schedulers import SchemeUnavailable
     from schedlab.nona.sim import SimInputError
+    from schedlab.cli._checks import table_format, writable, write_table
     from schedlab.nona.workload import Cluster, build_workload
 
+    fmt = table_format(out, "--out")
+    writable(out, "--out")  # before the simulation, not after it
     setup = _setup_or_fail(workload, "nona/fig3", profile, comm_load)
     servers = setup["servers"] if servers is None else servers
     bandwidth_gbps = setup["bandwidth_gbps"] if bandwidth_gbps is None else bandwidth_gbps
@@ -193,7 +197,7 @@ def nona_simulate(scheme, load, workload, profile, comm_load, bandwidth_gbps, se
                                     workload_kwargs=setup["kwargs"], decima_weights=decima_weights)
     except (ValueError, FileNotFoundError, SimInputError, SchemeUnavailable) as exc:
         raise click.ClickException(str(exc)) from None
-    res.to_parquet(out)
+    write_table(res.jobs, out, fmt)
     summary = res.summary()
     summary["out"] = out
     summary["workload"] = used
@@ -248,9 +252,11 @@ def nona_solve(load, workload, profile, bandwidth_gbps, servers, method, models,
     """
     import contextlib
 
+    from schedlab.cli._checks import writable
     from schedlab.io import atomic_write_json
     from schedlab.nona.optimise import solve_point
 
+    writable(out, "--out")  # before the solve, not after it
     setup = _setup_or_fail(workload, "nona/optimiser", profile, comm_load)
     servers = setup["servers"] if servers is None else servers
     bandwidth_gbps = setup["bandwidth_gbps"] if bandwidth_gbps is None else bandwidth_gbps

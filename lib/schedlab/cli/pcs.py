@@ -73,8 +73,11 @@ def pcs_simulate(trace_path, workload_name, num_apps, workload_seed, load, servi
     from schedlab.pcs import ConfigError, SimulationError, TraceError, load_config, load_trace, simulate
     from schedlab.pcs.generators import authors_rng, generate
 
+    from schedlab.cli._checks import writable
+
     if (trace_path is None) == (workload_name is None):
         raise click.UsageError("give exactly one of --trace FILE or --workload NAME")
+    writable(out, "--out")
     if workload_name is not None and num_apps is None:
         raise click.BadParameter("--workload needs --num-apps", param_hint="--num-apps")
     if trace_path is not None:
@@ -159,8 +162,10 @@ def pcs_workload(name, num_apps, seed, load, gpus, service_cdf, draw_order, out)
     --load 1.2 --service-cdf gavel-contmultiple --draw-order vector --out gavel.csv`.
     """
     from schedlab.pcs.generators import authors_rng, generate
+    from schedlab.cli._checks import writable
     from schedlab.pcs.workload import write_trace
 
+    writable(out, "--out")
     try:
         w = generate(name, num_apps, authors_rng(seed), load=load, gpus=gpus,
                      service_cdf=service_cdf, draw_order=draw_order)
@@ -235,6 +240,11 @@ def pcs_pareto(trace_path, objectives, more_objectives, budget, num_jobs, gpus, 
         raise click.BadParameter("needs --pick", param_hint="--pick-out")
     if preference is not None:
         _check_preference(preference, objs)
+    from schedlab.cli._checks import writable
+
+    writable(out, "--out")
+    writable(resume, "--resume", folder=True)
+    writable(pick_out, "--pick-out")
     try:
         w = load_trace(trace_path, num_jobs)
         t0 = time.perf_counter()
@@ -300,6 +310,12 @@ def _report_pick(table, preference, pick_out):
               help="Write the picked WFQ config as JSON (for `pcs simulate --config`).")
 def pcs_pick(front_csv, preference, pick_out):
     """Pick a configuration from a front CSV written by `schedlab pcs pareto`."""
-    import pandas as pd
+    from schedlab.cli._checks import read_csv, writable
+    from schedlab.pcs.pareto import objective_columns
 
-    _report_pick(pd.read_csv(front_csv), preference, pick_out)
+    writable(pick_out, "--out")
+    what = "a front CSV written by `schedlab pcs pareto --out`"
+    table = read_csv(front_csv, what, ("num_classes", "class_thresholds", "class_rates", "zeta_min", "delta"))
+    if not objective_columns(table):
+        raise click.ClickException(f"{front_csv}: no objective column (jct_avg, pred_err_p99, ...); expected {what}")
+    _report_pick(table, preference, pick_out)

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import click
 
+from schedlab.cli._checks import POSITIVE_INTS as _POSITIVE_INTS
+
+#: the columns of `polaris grid`'s table that `polaris train` reads
+_GRID_COLUMNS = ("algorithm", "transform", "metric", "min_cluster_size", "key", "scores_v1")
+
 
 @click.group()
 def polaris() -> None:
@@ -17,6 +22,23 @@ def _polaris_errors():
     return (ValueError, FileNotFoundError, TraceFormatError)
 
 
+def _parquet_with(path: str, needed, what: str):
+    """``path`` if it is a Parquet file with the ``needed`` columns, else one line naming the file,
+    the missing columns and ``what`` it should be (read from the footer: no rows are loaded)."""
+    import pyarrow.parquet as pq
+
+    from schedlab.cli._checks import require_columns
+    from schedlab.polaris import ingest
+
+    try:
+        ingest.require_parquet(path, what)
+        names = pq.read_schema(path).names
+    except (ingest.TraceFormatError, OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise click.ClickException(str(exc).splitlines()[0]) from None
+    require_columns(names, tuple(needed), path, what)
+    return path
+
+
 @polaris.command("synthesize")
 @click.argument("out_dir", type=click.Path(file_okay=False))
 @click.option("--jobs", default="ci", show_default=True,
@@ -26,8 +48,10 @@ def polaris_synthesize(out_dir, jobs, seed):
     """Write a SYNTHETIC trace (pai_<table>.tar.gz, upstream format) calibrated on the 800 real rows."""
     import numpy as np
 
+    from schedlab.cli._checks import writable
     from schedlab.polaris import synthetic
 
+    writable(out_dir, "OUT_DIR", folder=True)
     try:
         counts = synthetic.synthesize(out_dir, int(jobs) if str(jobs).isdigit() else jobs,
                                       np.random.default_rng(seed))
@@ -49,8 +73,10 @@ def polaris_ingest(trace_dir, work_dir, kind, memory_limit, threads, verify):
     """Convert TRACE_DIR's archives to Parquet and write WORK_DIR/joined_<join>.parquet."""
     from pathlib import Path
 
+    from schedlab.cli._checks import writable
     from schedlab.polaris import ingest
 
+    writable(work_dir, "WORK_DIR", folder=True)
     try:
         sums, sizes = ingest.upstream_checksums() if verify else (None, None)
         pq = ingest.ingest_archives(trace_dir, work_dir, checksums=sums, sizes=sizes)
@@ -74,9 +100,13 @@ def polaris_sample(joined, out, total, seed, keep_zero_strata):
     """Table I: stratified sample of JOINED by workload, written to OUT (Parquet)."""
     import numpy as np
 
+    from schedlab.cli._checks import writable
     from schedlab.io import atomic_path
     from schedlab.polaris import ingest, sampling
 
+    writable(out, "OUT")
+    # before DuckDB opens it (and its spill folder): a file of other columns ends in one line
+    _parquet_with(joined, ("row", "workload"), "the joined trace written by `schedlab polaris ingest`")
     try:
         df = sampling.stratified_sample(ingest.require_parquet(joined), total, np.random.default_rng(seed),
                                          on_zero="keep" if keep_zero_strata else "error")
@@ -93,7 +123,8 @@ def polaris_sample(joined, out, total, seed, keep_zero_strata):
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), required=True,
               help="Per-configuration cache (an interrupted grid resumes from it).")
 @click.option("--algorithms", default="hdbscan,optics", show_default=True)
-@click.option("--min-cluster-sizes", default="50,100,200,300,400,600,1000", show_default=True)
+@click.option("--min-cluster-sizes", type=_POSITIVE_INTS, default="50,100,200,300,400,600,1000", show_default=True,
+              help="Comma-separated positive integers, each at most the rows clustered.")
 @click.option("--workers", "--n-jobs", "n_jobs", type=int, default=None,
               help="Local worker processes (default 1: in this process).")
 @click.option("--scheduler", default=None,
@@ -104,25 +135,46 @@ def polaris_sample(joined, out, total, seed, keep_zero_strata):
 def polaris_grid(sample, out_csv, cache_dir, algorithms, min_cluster_sizes, n_jobs, scheduler, optics_subsample,
                  silhouette_sample, seed):
     """Tables III/IV: run the clustering grid on SAMPLE's 17 features; per-run table to OUT_CSV."""
+    from schedlab.cli._checks import writable
     from schedlab.io import atomic_path
     from schedlab.polaris import grid, ingest
 
     if n_jobs is not None and scheduler is not None:
         raise click.BadParameter("give either --workers or --scheduler", param_hint="--scheduler")
+    writable(out_csv, "OUT_CSV")
+    writable(cache_dir, "--cache", folder=True)
+    _parquet_with(sample, ingest.FEATURES, "a sample with the 17 features (`schedlab polaris sample`)")
     try:
         X = ingest.feature_matrix(ingest.load_features(sample))
-        cfgs = grid.configs(algorithms=algorithms.split(","),
-                            min_cluster_sizes=[int(k) for k in min_cluster_sizes.split(",")])
+        cfgs = grid.configs(algorithms=algorithms.split(","), min_cluster_sizes=min_cluster_sizes)
+        _check_sizes(cfgs, len(X), optics_subsample or None, sample)
         table = grid.run_grid(X, cfgs, cache_dir, n_jobs=n_jobs or 1, scheduler=scheduler, seed=seed,
                               silhouette_sample=silhouette_sample or None, optics_subsample=optics_subsample or None)
     except _polaris_errors() as exc:
         raise click.ClickException(str(exc)) from None
+    try:
+        bests = {a: grid.best(table, a) for a in table.algorithm.unique()}  # before the CSV is written
+    except ValueError as exc:
+        raise click.ClickException(f"{exc}: every run of it on {sample} found no cluster (all rows noise), so no "
+                                   f"{out_csv} was written; expected --min-cluster-sizes small enough for "
+                                   "clusters to form") from None
     with atomic_path(out_csv) as tmp:
         table.to_csv(tmp, index=False)
-    for a in table.algorithm.unique():
-        b = grid.best(table, a)
+    for a, b in bests.items():
         click.echo(f"best {a}: {b['transform']}, {b.metric}, {b.min_cluster_size} -> {b.n_clusters} clusters, "
                    f"{b.n_outliers} outliers, ACQUIRES {b.scores_v1:.4f}")
+
+
+def _check_sizes(cfgs, n_rows: int, optics_subsample: int | None, sample: str) -> None:
+    """Refuse a ``--min-cluster-sizes`` larger than the rows a configuration clusters (all rows for
+    HDBSCAN; at most ``--optics-subsample`` for OPTICS) before the grid starts: such a run finds no
+    cluster, or the library refuses it, after the cache is written."""
+    for cfg in cfgs:
+        rows = n_rows if cfg.algorithm != "optics" or not optics_subsample else min(n_rows, optics_subsample)
+        if cfg.min_cluster_size > rows:
+            of = f"the {rows:,} rows {cfg.algorithm} clusters in {sample}"
+            raise click.BadParameter(f"{cfg.min_cluster_size} is larger than {of}; expected sizes <= {rows:,}",
+                                     param_hint="--min-cluster-sizes")
 
 
 @polaris.command("train")
@@ -136,11 +188,16 @@ def polaris_train(sample, grid_csv, model, cache_dir, algorithm):
     import joblib
     import pandas as pd
 
+    from schedlab.cli._checks import read_csv, writable
     from schedlab.io import atomic_path
     from schedlab.polaris import ingest, pipeline
+    from schedlab.polaris.schema import METADATA
 
+    writable(model, "MODEL")
+    _parquet_with(sample, (*METADATA, "duration"), "the sample the grid clustered (`schedlab polaris sample`)")
+    table = read_csv(grid_csv, "the grid table written by `schedlab polaris grid`", _GRID_COLUMNS)
     try:
-        df, run = pipeline.attach_profiles(ingest.load_features(sample), pd.read_csv(grid_csv), cache_dir,
+        df, run = pipeline.attach_profiles(ingest.load_features(sample), table, cache_dir,
                                            algorithm=algorithm)
         clf, rep, _ = pipeline.train_and_report(df)
     except _polaris_errors() as exc:
@@ -186,15 +243,17 @@ def _read_jobs(path: str):
 @click.argument("jobs", type=click.Path(dir_okay=False, exists=True))
 @click.argument("out", type=click.Path(dir_okay=False))
 def polaris_predict(model, jobs, out):
-    """Predict profile and expected duration for JOBS (CSV or Parquet with the metadata columns)."""
-    from schedlab.io import atomic_path
+    """Predict profile and expected duration for JOBS (CSV or Parquet with the metadata columns);
+    OUT's format follows its extension (.csv or .parquet)."""
+    from schedlab.cli._checks import table_format, writable, write_table
 
+    fmt = table_format(out, "OUT")
+    writable(out, "OUT")
     clf = _load_model(model)
     df = _read_jobs(jobs)
     try:
         res = df.assign(profile=clf.predict(df), expected_duration=clf.predict_duration(df))
     except _polaris_errors() as exc:
         raise click.ClickException(str(exc)) from None
-    with atomic_path(out) as tmp:
-        res.to_csv(tmp, index=False)
+    write_table(res, out, fmt)
     click.echo(f"{len(res):,} predictions -> {out}")

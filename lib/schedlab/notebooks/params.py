@@ -2,10 +2,12 @@
 
 ``params.yaml`` is the only place a stage's values are written. Section ``<paper>.<name>`` holds
 the notebook ``<paper>/<name>``'s values under the ``default`` profile; its optional ``profiles``
-mapping holds, for ``teaching`` and ``paper``, only what differs. Values several stages of a paper
-share live once, in ``<paper>.common``; a section names those it takes in its ``shared`` list
-(``dvc.yaml`` lists each as a parameter of that stage: ``tools/stage_deps.py --write``).
-Overrides (``schedlab notebook run NAME -p KEY VALUE``, or a notebook's ``overrides`` cell) replace
+mapping holds, for ``teaching``, ``paper`` and ``smoke``, only what differs. ``smoke`` is for tests
+only (seconds per notebook, every cell and output file, numbers meaningless): a pipeline run
+(``params.yaml``'s top-level ``profile``, ``schedlab reproduce``) takes one of
+:data:`PIPELINE_PROFILES`. Values several stages of a paper share live once, in ``<paper>.common``;
+a section names those it takes in its ``shared`` list (``dvc.yaml`` lists each as a parameter of that
+stage: ``tools/stage_deps.py --write``). Overrides (``schedlab notebook run NAME -p KEY VALUE``, or a notebook's ``overrides`` cell) replace
 values for one run; an unknown key is an error naming the closest known one.
 
 Examples
@@ -37,8 +39,13 @@ import yaml
 
 from schedlab import paths
 
-#: the named profiles ``params.yaml``'s top-level ``profile`` switch can select
-PROFILES = ("default", "teaching", "paper")
+#: the profiles a whole pipeline run may use: ``params.yaml``'s top-level ``profile``, ``schedlab reproduce``
+PIPELINE_PROFILES = ("default", "teaching", "paper")
+#: the profiles one notebook runs under: the pipeline's and ``smoke``, the tests' tiny sizes that still
+#: run every cell and write every output (tests/test_smoke_notebooks.py); its numbers mean nothing, so
+#: no pipeline runs it and its outputs never go to the repository (:func:`schedlab.notebooks.run`)
+SMOKE = "smoke"
+PROFILES = (*PIPELINE_PROFILES, SMOKE)
 #: a paper's section of values several of its stages share
 COMMON = "common"
 #: the key of a section that names the common values it takes
@@ -65,12 +72,12 @@ def _read_params(params_file: Path | None) -> tuple[Path, dict]:
 def selected_profile(params_file: Path | None = None) -> str:
     """The top-level ``profile`` of ``params.yaml`` (``default`` if absent)."""
     path, doc = _read_params(params_file)
-    return _check_profile(doc.get("profile", "default"), f"{path}: profile")
+    return _check_profile(doc.get("profile", "default"), f"{path}: profile", PIPELINE_PROFILES)
 
 
-def _check_profile(profile: Any, where: str) -> str:
-    if profile not in PROFILES:
-        raise ParamsError(f"{where}: unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
+def _check_profile(profile: Any, where: str, allowed: tuple[str, ...] = PROFILES) -> str:
+    if profile not in allowed:
+        raise ParamsError(f"{where}: unknown profile {profile!r}; expected one of {', '.join(allowed)}")
     return profile
 
 
@@ -128,7 +135,9 @@ def shared_keys(name: str, params_file: Path | None = None) -> list[str]:
 def _resolve(name: str, params_file: Path | None, profile: str | None) -> tuple[dict, dict]:
     """(values, where each came from) of notebook ``name`` under ``profile``."""
     path, doc = _read_params(params_file)
-    profile = _check_profile(profile or doc.get("profile", "default"), f"{path}: profile")
+    # the file's own choice is a pipeline run's; a caller may ask for any profile (smoke: tests)
+    profile = (_check_profile(profile, f"{path}: profile") if profile
+               else _check_profile(doc.get("profile", "default"), f"{path}: profile", PIPELINE_PROFILES))
     key = stage_key(name)
     node = _section(doc, key)
     if node is None:
@@ -286,7 +295,8 @@ def dvc_param_paths(name: str, params_file: Path | None = None) -> list[str]:
 
 def value_param_paths(name: str, key: str, params_file: Path | None = None) -> list[str]:
     """The ``params.yaml`` keys that decide value ``key`` of notebook ``name``: its section's, or,
-    for a shared value, ``<paper>.common``'s with any profile's change of it.
+    for a shared value, ``<paper>.common``'s with any pipeline profile's change of it (``smoke``'s is
+    left out: no pipeline runs it, so a smoke size never makes a stage re-run).
 
     >>> value_param_paths("pcs/fig7", "gpus")
     ['pcs.common.gpus']
@@ -299,10 +309,10 @@ def value_param_paths(name: str, key: str, params_file: Path | None = None) -> l
     if key not in shared_keys(name, params_file):
         own = _section(doc, section) or {}
         return [f"{section}.{key}"] + [f"{section}.profiles.{p}.{key}" for p, over in (own.get("profiles") or {}).items()
-                                       if isinstance(over, dict) and key in over]
+                                       if p in PIPELINE_PROFILES and isinstance(over, dict) and key in over]
     common = _section(doc, f"{paper}.{COMMON}") or {}
-    return [f"{paper}.{COMMON}.{key}"] + [f"{paper}.{COMMON}.profiles.{p}.{key}"
-                                          for p, over in (common.get("profiles") or {}).items() if key in over]
+    return [f"{paper}.{COMMON}.{key}"] + [f"{paper}.{COMMON}.profiles.{p}.{key}" for p, over in
+                                          (common.get("profiles") or {}).items() if p in PIPELINE_PROFILES and key in over]
 
 
 def _names_used(name: str) -> set[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab import paths, progress
-from schedlab.notebooks.params import check_used, selected_profile, stage_params
+from schedlab.notebooks.params import SMOKE, ParamsError, check_used, selected_profile, stage_params
 from schedlab.notebooks.watchdog import stop_with_parent
 
 
@@ -45,9 +45,12 @@ def run(
 
     from schedlab import stagetimes  # pandas: not imported by every `schedlab` command (the CLI imports this module)
 
+    # one absolute root: the kernel runs in the repository, this process in the caller's folder
+    output_root = None if output_root is None else Path(output_root).resolve()
     own_notebook = source is None
     source = source or notebook_path(name)  # an unknown name fails first, listing the known notebooks
     profile = profile or selected_profile()
+    _check_smoke_root(profile, output_root)
     values = stage_params(name, profile, overrides).values  # a bad override fails here, before a kernel starts
     if own_notebook:  # so does a params.yaml key the notebook never reads (a typo)
         check_used(name, values)
@@ -76,6 +79,22 @@ def run(
                       wall_s=time.perf_counter() - t0, cpu_s=_children_cpu_s() - cpu0,
                       load=(load_start, stagetimes.load_average()))
     return out
+
+
+def _check_smoke_root(profile: str, output_root: Path | None) -> None:
+    """Refuse the ``smoke`` profile into the repository: its tiny runs would replace the pipeline's
+    outputs with numbers that mean nothing (it is for tests, which write into a scratch root).
+
+    >>> _check_smoke_root("smoke", None)
+    Traceback (most recent call last):
+    ...
+    schedlab.notebooks.params.ParamsError: profile 'smoke' writes into the repository (output_root None): its tiny runs would replace the pipeline's outputs; pass output_root= a scratch folder
+    >>> _check_smoke_root("smoke", Path("/tmp/smoke-run"))
+    """
+    root = Path(output_root).resolve() if output_root is not None else paths.ROOT
+    if profile == SMOKE and root == paths.ROOT.resolve():
+        raise ParamsError(f"profile {SMOKE!r} writes into the repository (output_root {output_root}): its tiny runs "
+                         "would replace the pipeline's outputs; pass output_root= a scratch folder")
 
 
 def _children_cpu_s() -> float:

@@ -140,6 +140,31 @@ def validate(w: Workload, submit_s: np.ndarray | None = None,
         i = bad[0]
         raise TraceError(f"{w.name}: {at(i)}: demand {w.demand[i]} GPUs exceeds the speedup "
                          f"table of model {w.tables.names[w.model[i]]!r} ({cap[i]} GPUs)")
+    _check_ends_on_the_clock(w, at)
+
+
+def _check_ends_on_the_clock(w: Workload, at) -> None:
+    """Refuse, naming it, a job that cannot finish even alone at its best speedup (a ``service``
+    of 1e308): the simulators treat a projected run of :data:`~schedlab.pcs.world.NEVER_S` seconds or
+    more as never ending (the authors' datetime clock), and would stop with "some job never
+    finishes" and no name. The rule is stated on the job alone: a job a few seconds over the horizon
+    that other jobs' events happen to re-project under it is refused too. A job never gets more GPUs than it demands, so its best speedup is its model's best
+    at 1..demand GPUs (one lookup per (model, demand) pair: traces have few)."""
+    from schedlab.pcs.world import NEVER_S
+
+    best = np.empty(len(w.service))
+    pairs = np.stack([w.model, w.demand], axis=1)
+    for (k, d) in np.unique(pairs, axis=0):
+        best[(w.model == k) & (w.demand == d)] = np.nanmax(w.tables.matrix[k, 1: d + 1])
+    run_s = w.service / best  # 1e308 stays finite or inf: no integer clock to wrap
+    bad = np.flatnonzero(~(run_s < NEVER_S))
+    if len(bad):
+        i = bad[0]
+        raise TraceError(f"{w.name}: {at(i)}: field 'service' = {w.service[i]:g}: job {i} is too large to ever "
+                         f"finish: even alone at its best speedup ({best[i]:g}, at most {w.demand[i]} GPUs) it runs "
+                         f"{run_s[i]:.3g} s, not under the simulator's horizon of {NEVER_S:g} s (the authors' "
+                         f"datetime clock, about 6,300 years); expected a size below {NEVER_S * best[i]:.4g} "
+                         "GPU-seconds")
 
 
 #: the trace's columns, found by name in its header (any order); ``model_name`` is optional
@@ -181,7 +206,9 @@ def load_trace(path: str | Path, num_jobs: int | None = None,
     TraceError
         Naming the file, line and field of the first bad value: a header without the
         columns (found by name, in any order), unsorted or negative times, zero GPU demand,
-        unknown model, non-numeric fields, no data rows, a file that is not (valid) gzip.
+        unknown model, non-numeric fields, a non-integer or repeated ``app_id``, no data rows,
+        a file that is not (valid) gzip. The output numbers jobs by row (``app_id`` 0, 1, ...),
+        as the authors' traces do.
     """
     path = Path(path)
     tables = tables if tables is not None else load_speedups()
@@ -197,7 +224,8 @@ def load_trace(path: str | Path, num_jobs: int | None = None,
 
 def _read_trace(path: Path, num_jobs: int | None, tables: SpeedupTables) -> Workload:
     sleep, service, demand, model, subcol, lines = [], [], [], [], [], []
-    numeric = [("submit_time", float), ("service", float), ("num_jobs", int), ("sleep_time", float)]
+    numeric = [("app_id", int), ("submit_time", float), ("service", float), ("num_jobs", int), ("sleep_time", float)]
+    id_line: dict[int, int] = {}  # app_id -> the line that gave it: a repeated id names both lines
     with _open_text(path) as fp:
         reader = csv.reader(fp)
         header = next(reader, None)
@@ -221,6 +249,10 @@ def _read_trace(path: Path, num_jobs: int | None, tables: SpeedupTables) -> Work
                 except ValueError:
                     raise TraceError(f"{path}: line {line}: field {field_!r} = {row[col[field_]]!r} is not "
                                      f"a valid {conv.__name__}") from None
+            if vals["app_id"] in id_line:
+                raise TraceError(f"{path}: line {line}: field 'app_id' = {vals['app_id']} repeats line "
+                                 f"{id_line[vals['app_id']]}; expected one unique integer per job")
+            id_line[vals["app_id"]] = line
             if not np.isfinite(vals["sleep_time"]) or vals["sleep_time"] < 0:
                 raise TraceError(f"{path}: line {line}: field 'sleep_time' = {vals['sleep_time']}:"
                                  " expected a finite inter-arrival time >= 0 (times must be sorted)")

@@ -122,7 +122,11 @@ def weights_from_state_dict(state: Mapping[str, np.ndarray], source: str = "<sta
     expected = {f"{p}.{i}.{kind}" for p in LAYOUT for i in (0, 2, 4) for kind in ("weight", "bias")}
     extra, missing = sorted(set(state) - expected), sorted(expected - set(state))
     if extra or missing:
-        raise ValueError(f"{source}: state dict keys differ from Decima's layout; missing {missing}, unexpected {extra}")
+        def few(keys: list[str]) -> str:  # a whole layout of names would bury the line
+            return ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "") if keys else "none"
+
+        raise ValueError(f"{source}: state dict keys differ from Decima's layout; missing {len(missing)} of "
+                         f"{len(expected)} ({few(missing)}), unexpected {len(extra)} ({few(extra)})")
     mlps = {}
     for prefix, (act, shapes) in LAYOUT.items():
         ws, bs = [], []
@@ -151,9 +155,27 @@ def load_weights(path: str | Path | None = None) -> DecimaWeights:
         from schedlab import data
 
         path = data.require(WEIGHTS_NAME)
-    with np.load(path) as z:
-        state = {k: z[k] for k in z.files}
-    return weights_from_state_dict(state, str(path))
+    return weights_from_state_dict(_read_npz(Path(path)), str(path))
+
+
+def _read_npz(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of the ``.npz`` at ``path``, or ``ValueError`` naming the file. Pickled objects
+    are never loaded: a weights file holds plain arrays, and a file that is not one is refused."""
+    import zipfile
+
+    what = "not a Decima weights file; expected a .npz of the actor's arrays (stage nona_decima_train's weights.npz)"
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(4) != b"PK\x03\x04":  # every .npz is a zip archive
+                raise ValueError(f"{path}: {what}")
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{path}: {what} ({type(exc).__name__}: {exc})") from None
+    except ValueError as exc:  # numpy's own words would suggest allow_pickle: never pass them on
+        if str(exc).startswith(f"{path}: "):
+            raise
+        raise ValueError(f"{path}: {what} (an entry holds pickled objects or is damaged)") from None
 
 
 # ------------------------------------------------------------------------- observation
