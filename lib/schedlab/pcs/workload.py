@@ -33,6 +33,9 @@ import numpy as np
 from schedlab.pcs.models import SpeedupTables, UnknownModelError, linear_tables, load_speedups
 
 US = 1_000_000
+#: the simulators' horizon: the authors' datetime clock ends ~2.5e11 s after 2020, so a projected
+#: end farther than this is "never" for them (and for :mod:`schedlab.pcs.world`)
+NEVER_S = 2.0e11
 
 
 class TraceError(ValueError):
@@ -145,13 +148,11 @@ def validate(w: Workload, submit_s: np.ndarray | None = None,
 
 def _check_ends_on_the_clock(w: Workload, at) -> None:
     """Refuse, naming it, a job that cannot finish even alone at its best speedup (a ``service``
-    of 1e308): the simulators treat a projected run of :data:`~schedlab.pcs.world.NEVER_S` seconds or
+    of 1e308): the simulators treat a projected run of :data:`NEVER_S` seconds or
     more as never ending (the authors' datetime clock), and would stop with "some job never
     finishes" and no name. The rule is stated on the job alone: a job a few seconds over the horizon
     that other jobs' events happen to re-project under it is refused too. A job never gets more GPUs than it demands, so its best speedup is its model's best
     at 1..demand GPUs (one lookup per (model, demand) pair: traces have few)."""
-    from schedlab.pcs.world import NEVER_S
-
     best = np.empty(len(w.service))
     pairs = np.stack([w.model, w.demand], axis=1)
     for (k, d) in np.unique(pairs, axis=0):

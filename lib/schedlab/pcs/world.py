@@ -16,15 +16,13 @@ from typing import Callable, Protocol
 import numpy as np
 
 from schedlab.pcs.models import throughput_vec
-from schedlab.pcs.workload import seconds_to_us
+from schedlab.pcs.workload import NEVER_S, seconds_to_us
 
 # job status (the authors' App states)
 SUBMITTED, ACTIVE, QUEUED, PREEMPTED, END = 1, 2, 3, 4, 5
 #: event kinds, in the order they are handled at equal times (the authors' ``Event`` order)
 COMPLETION, TICK, ARRIVAL = 0, 1, 2
 INF = np.iinfo(np.int64).max
-#: datetime.max is ~2.5e11 s after 2020; farther projected ends are "never" for the authors.
-NEVER_S = 2.0e11
 
 
 class SimulationError(RuntimeError):
