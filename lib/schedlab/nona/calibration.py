@@ -124,8 +124,8 @@ class Design:
     fig4_load: float = 0.5
     fig4_bandwidths: tuple[float, ...] = (2.5, 10.0, 40.0)
     fig5_load: float = 0.7
-    bandwidth_gbps: float = 10.0
-    servers: int = 80
+    bandwidth_gbps: float = STATED["bandwidth_gbps"]
+    servers: int = STATED["servers"]
     seed: int = 0
     models: tuple[str, ...] = tuple(DEFAULT_MODELS)
     schemes: tuple[str, ...] = ("nona", *BASELINES)
@@ -409,7 +409,7 @@ def reading_of(kwargs: Mapping[str, Any], duration: float, warmup_share: float =
     stated = sorted(set(kw) & {"background_comm_bytes", "background_ratio"})
     if stated:
         raise ValueError(f"workload arguments {stated} change a value the paper states (inference-to-background "
-                         "arrival rates 100:1, section IV-A); the calibration never fits them")
+                         f"arrival rates {STATED['background_ratio']:g}:1, section IV-A); the calibration never fits them")
     unknown = sorted(set(kw) - {"load_basis", "per_sample", "time_scale"})
     if unknown or set(kw.get("time_scale", {})) - {"gpt2"}:
         raise ValueError(f"workload arguments the calibration does not vary: {unknown or kw['time_scale']}")
