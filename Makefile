@@ -10,7 +10,7 @@ PROFILE ?=
 export PATH := $(abspath $(BIN)):$(PATH)
 
 .DEFAULT_GOAL := help
-.PHONY: help reproduce test lab lock bench notebooks-sync clean-outputs
+.PHONY: help reproduce test lab lab-trace lab-open lock bench notebooks-sync clean-outputs docs
 
 help:  ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -28,13 +28,14 @@ $(VENV)/.installed-%: pyproject.toml $(LOCK)
 # and commit dvc.lock with the new requirements/lock.txt: other versions can change outputs' last bits
 lock:  ## re-pin requirements/lock.txt (then make reproduce, and commit dvc.lock with it)
 	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
-	.venv-lock/bin/python -m pip install --quiet -e '.[test,trace,lab]'
+	.venv-lock/bin/python -m pip install --quiet -e '.[test,trace,lab,docs]'
 	{ sed -n '1,/^# ---/p' $(LOCK); .venv-lock/bin/python -m pip freeze --exclude-editable | sort -f; } > $(LOCK).new
 	mv $(LOCK).new $(LOCK) && rm -rf .venv-lock
 
 # the trace extra (torch CPU) is needed by nona_decima_train (REINFORCE gradients); inference
 # everywhere else is NumPy. PROFILE=teaching|paper runs in runs/PROFILE/, a copy of the working
 # tree: params.yaml, dvc.lock and git here stay as they were (schedlab reproduce --profile).
+# The default profile takes ~30 min on 2 cores (README, Profiles).
 reproduce: $(VENV)/.installed-test,trace  ## every table and figure (PROFILE=default|teaching|paper)
 ifeq ($(filter-out default,$(PROFILE)),)
 	$(BIN)/schedlab fetch
@@ -46,12 +47,32 @@ else
 endif
 
 # the trace extra (torch CPU, transformers) lets the GPT-2 tracer, Decima's torch cross-check
-# and its training loop run as tests
-test: $(VENV)/.installed-test,trace  ## the test suite, as CI runs it
-	$(BIN)/python -m pytest
+# and its training loop run as tests. TEST_WORKERS: pytest-xdist workers (auto = one per core);
+# --durations lists the slowest tests; pyproject.toml sets the per-test timeout.
+TEST_WORKERS ?= auto
+PYTEST_PARALLEL = $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25
+test: $(VENV)/.installed-test,trace  ## the test suite, as CI runs it (lint, then all but the long tier)
+	$(MAKE) --no-print-directory lint
+	$(PYTEST_PARALLEL) -m "not long"
 
-# on a server: make lab LAB_ARGS="--no-browser --ip=0.0.0.0 --port=8888", then open the printed URL
-lab: $(VENV)/.installed-test,trace,lab  ## JupyterLab on the repository, open at notebooks/start_here.ipynb
+.PHONY: lint
+lint: $(VENV)/.installed-test,trace  ## ruff: lint and format check (pyproject.toml [tool.ruff]); zero findings
+	$(BIN)/ruff check
+	$(BIN)/ruff format --check
+
+.PHONY: test-all
+test-all: $(VENV)/.installed-test,trace  ## make test plus the long reference equivalences
+	$(PYTEST_PARALLEL)
+
+# on a server: make lab LAB_ARGS="--no-browser --ip=0.0.0.0 --port=8888", then open the printed URL.
+# No torch: only nona/decima_train (and the frozen GPT-2 tracer) need it; `make lab-trace` adds it.
+lab: $(VENV)/.installed-lab  ## JupyterLab on the repository, open at notebooks/start_here.ipynb
+	$(MAKE) --no-print-directory lab-open
+
+lab-trace: $(VENV)/.installed-test,trace,lab  ## JupyterLab with torch (to run nona/decima_train)
+	$(MAKE) --no-print-directory lab-open
+
+lab-open:
 	JUPYTER_CONFIG_PATH="$(CURDIR)/.jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
 		$(BIN)/jupyter lab --notebook-dir=. --LabApp.default_url=/lab/tree/notebooks/start_here.ipynb \
 		$(LAB_ARGS) $$([ "$$(id -u)" = 0 ] && echo --allow-root)
@@ -64,3 +85,12 @@ notebooks-sync: $(VENV)/.installed-test,trace  ## re-pair notebooks/*.ipynb with
 
 clean-outputs:  ## remove pipeline outputs (results/, figures/, executed notebooks)
 	rm -rf results data/executed data/scratch figures/*/
+
+# the API reference from the numpydoc docstrings (pdoc), into docs/_build/api/ (git-ignored)
+# every public module by name: pdoc lists only __all__'s entries under a package that defines
+# __all__ (schedlab.nona, .pcs, .polaris do), which would leave their modules out
+export PUBLIC_MODULES := import pkgutil, sys, schedlab; names = [m.name for m in pkgutil.walk_packages(schedlab.__path__, "schedlab.") if "._" not in m.name]; print("schedlab", *sorted(n for n in names if n.rpartition(".")[2] not in getattr(sys.modules[n.rpartition(".")[0]], "__all__", [n.rpartition(".")[2]])))
+docs: $(VENV)/.installed-docs  ## API reference as HTML in docs/_build/api/ (pdoc)
+	rm -rf docs/_build/api
+	$(BIN)/pdoc --docformat numpy -o docs/_build/api $$($(BIN)/python -c "$$PUBLIC_MODULES")
+	@echo "open docs/_build/api/index.html"

@@ -21,4 +21,4 @@ def say(msg: str) -> None:
 
 def peak_rss_gb() -> float:
     """Peak resident memory of this process so far, GB (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2

@@ -49,14 +49,38 @@ from scipy import stats
 
 from schedlab.polaris.calibration import load_calibration_rows
 from schedlab.polaris.realism import one_row_per_job
-from schedlab.polaris.schema import (JOB_STATUS_COUNTS, REAL_GROUP_TAG_ROWS, REAL_JOB_ROWS, SENSOR_FEATURES, TABLES,
-                                       WORKLOAD_JOB_COUNTS, WORKLOADS)
-# v1 writes its tables with v2's helpers: ids, choices, number format, task states, machines
-from schedlab.polaris.synthetic import (_choice, _fmt_num, _load_machines, _machines_for, _task_states, draw_users, hex_ids,
-                                        job_count, write_archives)
+from schedlab.polaris.schema import (
+    JOB_STATUS_COUNTS,
+    REAL_GROUP_TAG_ROWS,
+    REAL_JOB_ROWS,
+    SENSOR_FEATURES,
+    TABLES,
+    WORKLOAD_JOB_COUNTS,
+    WORKLOADS,
+)
 
-COPULA_COLUMNS: tuple[str, ...] = ("inst_num", "start_time", "duration", "plan_cpu", "plan_mem", "plan_gpu",
-                                   *SENSOR_FEATURES)
+# v1 writes its tables with v2's helpers: ids, choices, number format, task states, machines
+from schedlab.polaris.synthetic import (
+    _choice,
+    _fmt_num,
+    _load_machines,
+    _machines_for,
+    _task_states,
+    draw_users,
+    hex_ids,
+    job_count,
+    write_archives,
+)
+
+COPULA_COLUMNS: tuple[str, ...] = (
+    "inst_num",
+    "start_time",
+    "duration",
+    "plan_cpu",
+    "plan_mem",
+    "plan_gpu",
+    *SENSOR_FEATURES,
+)
 DISCRETE: frozenset[str] = frozenset({"inst_num", "plan_cpu", "plan_mem", "plan_gpu"})
 
 
@@ -80,7 +104,6 @@ class Copula:
             else:
                 out[:, j] = np.interp(u[:, j] * (m - 1), np.arange(m), vals)
         return out
-
 
 
 def _normal_scores(Y: np.ndarray) -> np.ndarray:
@@ -107,9 +130,11 @@ def fit_copula(Y: np.ndarray, *, shrink: float = 0.1, corr: np.ndarray | None = 
     Y = np.asarray(Y, dtype=float)
     if Y.ndim != 2 or Y.shape[1] != len(COPULA_COLUMNS) or Y.shape[0] == 0:
         raise ValueError(f"fit_copula needs an (n>0, {len(COPULA_COLUMNS)}) matrix, got {Y.shape}")
-    return Copula([np.sort(Y[:, j]) for j in range(Y.shape[1])],
-                  corr if corr is not None else _corr(Y, shrink), Y.shape[0])
-
+    return Copula(
+        [np.sort(Y[:, j]) for j in range(Y.shape[1])],
+        corr if corr is not None else _corr(Y, shrink),
+        Y.shape[0],
+    )
 
 
 @dataclass
@@ -129,7 +154,9 @@ def calibrate_v1(rows: pd.DataFrame, *, min_rows: int = 10, shrink: float = 0.1)
     """Fit v1's copulas on real joined rows (``calibration.load_calibration_rows()``): a workload's
     own with ``min_rows`` rows or more, its own marginals and the pooled correlation with fewer,
     the pooled model with none; correlations shrunk by ``shrink`` towards the identity."""
-    missing = [c for c in (*COPULA_COLUMNS, "workload", "user", "group", "task_name", "gpu_type") if c not in rows]
+    missing = [
+        c for c in (*COPULA_COLUMNS, "workload", "user", "group", "task_name", "gpu_type") if c not in rows
+    ]
     if missing:
         raise ValueError(f"calibration rows lack columns {missing}")
     unknown = sorted(set(rows["workload"].dropna()) - set(WORKLOADS))
@@ -150,8 +177,9 @@ def calibrate_v1(rows: pd.DataFrame, *, min_rows: int = 10, shrink: float = 0.1)
         sub = rows[sel] if sel.sum() else rows
         templates[w] = sub[["user", "group", "gpu_type"]].reset_index(drop=True)
         names[w] = sub["task_name"].value_counts(normalize=True)
-    return CalibrationV1(copulas, pooled, templates, names, rows["task_name"].value_counts(normalize=True), source)
-
+    return CalibrationV1(
+        copulas, pooled, templates, names, rows["task_name"].value_counts(normalize=True), source
+    )
 
 
 def size_bias_resample(rows: pd.DataFrame, power: float, rng: np.random.Generator) -> pd.DataFrame:
@@ -182,10 +210,17 @@ def size_bias_resample(rows: pd.DataFrame, power: float, rng: np.random.Generato
     return rows.iloc[np.sort(np.concatenate(parts))].reset_index(drop=True)
 
 
-
-def _generate_chunk_v1(n_jobs: int, cal: CalibrationV1, machines: pd.DataFrame, users: np.ndarray,
-                    user_p: np.ndarray, rng: np.random.Generator, *, sensor_jitter: float,
-                    fresh_group: float) -> dict[str, pd.DataFrame]:
+def _generate_chunk_v1(
+    n_jobs: int,
+    cal: CalibrationV1,
+    machines: pd.DataFrame,
+    users: np.ndarray,
+    user_p: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    sensor_jitter: float,
+    fresh_group: float,
+) -> dict[str, pd.DataFrame]:
     wl_share = sum(WORKLOAD_JOB_COUNTS.values()) / REAL_GROUP_TAG_ROWS
     wl_names = list(WORKLOAD_JOB_COUNTS)
     wl_p = np.array(list(WORKLOAD_JOB_COUNTS.values()), float)
@@ -230,12 +265,15 @@ def _generate_chunk_v1(n_jobs: int, cal: CalibrationV1, machines: pd.DataFrame, 
     inst_num = np.maximum(1, np.round(col["inst_num"])).astype(np.int64)
     # tasks of a job start together (the first task's drawn start, plus up to a minute)
     first = np.r_[0, np.flatnonzero(np.diff(t_job)) + 1]
-    start = np.round(np.repeat(col["start_time"][first], np.diff(np.r_[first, t_job.size]))
-                     + rng.integers(0, 60, t_job.size))
+    start = np.round(
+        np.repeat(col["start_time"][first], np.diff(np.r_[first, t_job.size]))
+        + rng.integers(0, 60, t_job.size)
+    )
     end = start + np.maximum(1, np.round(col["duration"]))
     plan_gpu = np.where(col["plan_gpu"] > 0, col["plan_gpu"], np.nan)
     gpu_type, t_status, t_start, t_end, job_start, job_end = _task_states(
-        plan_gpu, gpu_type_job[t_job], status, t_job, start, end, n_jobs)
+        plan_gpu, gpu_type_job[t_job], status, t_job, start, end, n_jobs
+    )
 
     # instances (none for waiting jobs) and one sensor row per instance
     n_inst = np.where(t_status == "Waiting", 0, inst_num)
@@ -247,43 +285,95 @@ def _generate_chunk_v1(n_jobs: int, cal: CalibrationV1, machines: pd.DataFrame, 
     worker_name, inst_name = hex_ids(i_task.size, 60, rng), hex_ids(i_task.size, 60, rng)
     i_start = t_start[i_task] + rng.integers(0, 30, i_task.size)
     i_end = t_end[i_task]
-    gpu_name = np.where(cap_gpu > 0, np.char.add("/dev/nvidia", (rng.integers(0, 1 << 30, i_task.size)
-                                                                 % np.maximum(cap_gpu, 1)).astype(str)), "")
+    gpu_name = np.where(
+        cap_gpu > 0,
+        np.char.add(
+            "/dev/nvidia", (rng.integers(0, 1 << 30, i_task.size) % np.maximum(cap_gpu, 1)).astype(str)
+        ),
+        "",
+    )
     jitter = np.exp(rng.normal(0.0, sensor_jitter, (i_task.size, len(SENSOR_FEATURES))))
     sens = np.column_stack([col[c][i_task] for c in SENSOR_FEATURES]) * jitter
 
     tables = {
-        "pai_job_table": pd.DataFrame({"job_name": job_name, "inst_id": inst_id, "user": user, "status": status,
-                                       "start_time": _fmt_num(job_start, True), "end_time": _fmt_num(job_end, True)}),
-        "pai_task_table": pd.DataFrame({
-            "job_name": job_name[t_job], "task_name": t_name, "inst_num": inst_num, "status": t_status,
-            "start_time": _fmt_num(t_start, True), "end_time": _fmt_num(t_end, True),
-            "plan_cpu": _fmt_num(col["plan_cpu"]), "plan_mem": _fmt_num(col["plan_mem"]),
-            "plan_gpu": _fmt_num(plan_gpu), "gpu_type": gpu_type}),
-        "pai_instance_table": pd.DataFrame({
-            "job_name": job_name[i_job], "task_name": t_name[i_task], "inst_name": inst_name,
-            "worker_name": worker_name, "inst_id": inst_id[i_job], "status": t_status[i_task],
-            "start_time": _fmt_num(i_start, True), "end_time": _fmt_num(i_end, True), "machine": machine}),
-        "pai_sensor_table": pd.DataFrame({
-            "job_name": job_name[i_job], "task_name": t_name[i_task], "worker_name": worker_name,
-            "inst_id": inst_id[i_job], "machine": machine, "gpu_name": gpu_name,
-            **{c: sens[:, k] for k, c in enumerate(SENSOR_FEATURES)}}),
+        "pai_job_table": pd.DataFrame(
+            {
+                "job_name": job_name,
+                "inst_id": inst_id,
+                "user": user,
+                "status": status,
+                "start_time": _fmt_num(job_start, True),
+                "end_time": _fmt_num(job_end, True),
+            }
+        ),
+        "pai_task_table": pd.DataFrame(
+            {
+                "job_name": job_name[t_job],
+                "task_name": t_name,
+                "inst_num": inst_num,
+                "status": t_status,
+                "start_time": _fmt_num(t_start, True),
+                "end_time": _fmt_num(t_end, True),
+                "plan_cpu": _fmt_num(col["plan_cpu"]),
+                "plan_mem": _fmt_num(col["plan_mem"]),
+                "plan_gpu": _fmt_num(plan_gpu),
+                "gpu_type": gpu_type,
+            }
+        ),
+        "pai_instance_table": pd.DataFrame(
+            {
+                "job_name": job_name[i_job],
+                "task_name": t_name[i_task],
+                "inst_name": inst_name,
+                "worker_name": worker_name,
+                "inst_id": inst_id[i_job],
+                "status": t_status[i_task],
+                "start_time": _fmt_num(i_start, True),
+                "end_time": _fmt_num(i_end, True),
+                "machine": machine,
+            }
+        ),
+        "pai_sensor_table": pd.DataFrame(
+            {
+                "job_name": job_name[i_job],
+                "task_name": t_name[i_task],
+                "worker_name": worker_name,
+                "inst_id": inst_id[i_job],
+                "machine": machine,
+                "gpu_name": gpu_name,
+                **{c: sens[:, k] for k, c in enumerate(SENSOR_FEATURES)},
+            }
+        ),
     }
     # a few jobs have no group-tag row, as in the real trace (1,055,032 of 1,055,501)
     tagged = rng.random(n_jobs) < REAL_GROUP_TAG_ROWS / REAL_JOB_ROWS
-    tables["pai_group_tag_table"] = pd.DataFrame({
-        "inst_id": inst_id[tagged], "user": user[tagged], "gpu_type_spec": "", "group": group[tagged],
-        "workload": workload[tagged]})
+    tables["pai_group_tag_table"] = pd.DataFrame(
+        {
+            "inst_id": inst_id[tagged],
+            "user": user[tagged],
+            "gpu_type_spec": "",
+            "group": group[tagged],
+            "workload": workload[tagged],
+        }
+    )
     for name, df in tables.items():
         assert tuple(df.columns) == TABLES[name], name
     return tables
 
 
-
-def synthesize_v1(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generator, *,
-                  calibration: CalibrationV1 | None = None, chunk_jobs: int = 50_000, n_users: int = 1_300,
-                  sensor_jitter: float = 0.1, fresh_group: float = 0.5, size_bias_power: float | None = None,
-                  progress: bool = True) -> dict[str, int]:
+def synthesize_v1(
+    out_dir: str | Path,
+    n_jobs: int | str,
+    rng: np.random.Generator,
+    *,
+    calibration: CalibrationV1 | None = None,
+    chunk_jobs: int = 50_000,
+    n_users: int = 1_300,
+    sensor_jitter: float = 0.1,
+    fresh_group: float = 0.5,
+    size_bias_power: float | None = None,
+    progress: bool = True,
+) -> dict[str, int]:
     """Write a v1 trace into ``out_dir``, as :func:`schedlab.polaris.synthetic.synthesize` writes v2's.
 
     ``calibration`` defaults to :func:`calibrate_v1` of the 800 real rows, resampled by
@@ -292,11 +382,15 @@ def synthesize_v1(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generat
     sigma of the instances' log-normal jitter. Returns the number of rows written per table.
     """
     if calibration is not None and size_bias_power:
-        raise ValueError("size_bias_power resamples the default calibration rows; it cannot apply to a "
-                         "given calibration (resample its rows with size_bias_resample instead)")
+        raise ValueError(
+            "size_bias_power resamples the default calibration rows; it cannot apply to a "
+            "given calibration (resample its rows with size_bias_resample instead)"
+        )
     n_jobs = job_count(n_jobs)
     if calibration is None:
-        rows = size_bias_resample(load_calibration_rows(), size_bias_power or 0.0, np.random.default_rng([0, 17]))
+        rows = size_bias_resample(
+            load_calibration_rows(), size_bias_power or 0.0, np.random.default_rng([0, 17])
+        )
         calibration = calibrate_v1(rows)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -304,26 +398,42 @@ def synthesize_v1(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generat
     users, user_p = draw_users(n_users, rng)
 
     def make_chunk(m: int, done: int) -> dict[str, pd.DataFrame]:
-        return _generate_chunk_v1(m, calibration, machines, users, user_p, rng, sensor_jitter=sensor_jitter,
-                                  fresh_group=fresh_group)
+        return _generate_chunk_v1(
+            m, calibration, machines, users, user_p, rng, sensor_jitter=sensor_jitter, fresh_group=fresh_group
+        )
 
     counts, _ = write_archives(out_dir, n_jobs, make_chunk, chunk_jobs=chunk_jobs, progress=progress)
     return counts
 
 
-def generate_tables_v1(n_jobs: int, rng: np.random.Generator, *, calibration: CalibrationV1,
-                       sensor_jitter: float = 0.1, fresh_group: float = 0.5, n_users: int = 1_300,
-                       ) -> dict[str, pd.DataFrame]:
+def generate_tables_v1(
+    n_jobs: int,
+    rng: np.random.Generator,
+    *,
+    calibration: CalibrationV1,
+    sensor_jitter: float = 0.1,
+    fresh_group: float = 0.5,
+    n_users: int = 1_300,
+) -> dict[str, pd.DataFrame]:
     """The five trace tables of ``n_jobs`` v1 jobs as in-memory frames (what :func:`synthesize_v1`
     writes, without archives)."""
     machines = _load_machines()
     users, user_p = draw_users(n_users, rng)
-    return _generate_chunk_v1(n_jobs, calibration, machines, users, user_p, rng,
-                              sensor_jitter=sensor_jitter, fresh_group=fresh_group)
+    return _generate_chunk_v1(
+        n_jobs,
+        calibration,
+        machines,
+        users,
+        user_p,
+        rng,
+        sensor_jitter=sensor_jitter,
+        fresh_group=fresh_group,
+    )
 
 
-def v1_rows(train: pd.DataFrame, wanted: dict[str, int], rng: np.random.Generator, *,
-            n_jobs: int = 30_000) -> pd.DataFrame:
+def v1_rows(
+    train: pd.DataFrame, wanted: dict[str, int], rng: np.random.Generator, *, n_jobs: int = 30_000
+) -> pd.DataFrame:
     """A :data:`schedlab.polaris.realism.RowSource` for v1: one row per terminated job of ``n_jobs``
     v1 jobs calibrated on ``train`` (v1 draws workloads at the real job shares, so ``wanted`` is
     reached only with enough jobs; :func:`schedlab.polaris.realism.realism_table` says when not)."""

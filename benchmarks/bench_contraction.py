@@ -1,4 +1,4 @@
-"""Contraction time of every shipped PipeDream profile (issue: foundation).
+"""Contraction time of every shipped PipeDream profile.
 
 Prints, per profile, parse time and contraction time (best of N repeats) for the paper's
 round schedule and for the sequential one, and the total. Run: `make bench` or
@@ -34,13 +34,19 @@ def main() -> None:
     for e in files:
         path = data.require(e.name)
         g = read_graph(path)
-        times = [best_of(lambda: read_graph(path), args.repeats),
-                 best_of(lambda: contract(g, "rounds"), args.repeats),
-                 best_of(lambda: contract(g, "sequential"), args.repeats)]
+        times = [
+            best_of(lambda: read_graph(path), args.repeats),
+            best_of(lambda: contract(g, "rounds"), args.repeats),
+            best_of(lambda: contract(g, "sequential"), args.repeats),
+        ]
         totals = [a + b for a, b in zip(totals, times)]
-        print(f"{e.name:32s} {g.number_of_nodes():6d} {contract(g).number_of_nodes():5d} "
-              + " ".join(f"{t * 1e3:{w}.2f}" for t, w in zip(times, (9, 10, 8))))
-    print(f"{'total':32s} {'':6s} {'':5s} " + " ".join(f"{t * 1e3:{w}.2f}" for t, w in zip(totals, (9, 10, 8))))
+        print(
+            f"{e.name:32s} {g.number_of_nodes():6d} {contract(g).number_of_nodes():5d} "
+            + " ".join(f"{t * 1e3:{w}.2f}" for t, w in zip(times, (9, 10, 8)))
+        )
+    print(
+        f"{'total':32s} {'':6s} {'':5s} " + " ".join(f"{t * 1e3:{w}.2f}" for t, w in zip(totals, (9, 10, 8)))
+    )
     print(f"contraction of all {len(files)} profiles: {totals[1] * 1e3:.1f} ms (target: far below 1 s)")
 
 

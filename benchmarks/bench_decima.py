@@ -35,9 +35,13 @@ def run(cls, load: float, window: float, seed: int = 0):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--loads", type=float, nargs="+", default=[0.3, 0.5, 0.9])
-    parser.add_argument("--window", type=float, default=0.3, help="measured window (s) of the side-by-side runs")
+    parser.add_argument(
+        "--window", type=float, default=0.3, help="measured window (s) of the side-by-side runs"
+    )
     parser.add_argument("--long", type=float, default=4.0, help="window (s) of the new-only runs (0: skip)")
     args = parser.parse_args()
 
@@ -48,8 +52,10 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores, shared with other jobs (wall > CPU means waiting for a core)")
     # compile/load the numba kernel once so it is not charged to the first run
     run(DecimaScheduler, 0.1, 0.01)
-    head = (f"{'load':>4s} {'scheduler':10s} {'decisions':>9s} {'tasks':>7s} {'wall s':>7s} {'CPU s':>7s} "
-            f"{'dec/s wall':>10s} {'dec/s CPU':>10s} {'tasks/s CPU':>11s} {'mean JCT s':>10s}")
+    head = (
+        f"{'load':>4s} {'scheduler':10s} {'decisions':>9s} {'tasks':>7s} {'wall s':>7s} {'CPU s':>7s} "
+        f"{'dec/s wall':>10s} {'dec/s CPU':>10s} {'tasks/s CPU':>11s} {'mean JCT s':>10s}"
+    )
     print(f"\nside by side, window {args.window:g} s (+10% warm-up, +10% cool-down, then drain)")
     print(head)
     for load in args.loads:
@@ -58,21 +64,31 @@ def main() -> None:
             res, sched, wall, cpu = run(cls, load, args.window)
             d, t = sched.stats["decisions"], res.stats["task_events"]
             rows[name] = (d / cpu, d / wall, res.jobs.jct.to_numpy())
-            print(f"{load:4.1f} {name:10s} {d:9d} {t:7d} {wall:7.2f} {cpu:7.2f} {d / wall:10.0f} {d / cpu:10.0f} "
-                  f"{t / cpu:11.0f} {res.jobs.jct.mean():10.3f}")
-        same = (rows["old"][2].shape == rows["new"][2].shape) and bool((rows["old"][2] == rows["new"][2]).all())
-        print(f"{load:4.1f} new/old    speed-up x{rows['new'][0] / rows['old'][0]:.1f} (CPU), "
-              f"x{rows['new'][1] / rows['old'][1]:.1f} (wall); identical JCTs: {same}")
+            print(
+                f"{load:4.1f} {name:10s} {d:9d} {t:7d} {wall:7.2f} {cpu:7.2f} {d / wall:10.0f} {d / cpu:10.0f} "
+                f"{t / cpu:11.0f} {res.jobs.jct.mean():10.3f}"
+            )
+        same = (rows["old"][2].shape == rows["new"][2].shape) and bool(
+            (rows["old"][2] == rows["new"][2]).all()
+        )
+        print(
+            f"{load:4.1f} new/old    speed-up x{rows['new'][0] / rows['old'][0]:.1f} (CPU), "
+            f"x{rows['new'][1] / rows['old'][1]:.1f} (wall); identical JCTs: {same}"
+        )
     if args.long > 0:
-        print(f"\nnew only, window {args.long:g} s (Decima's jobs pile up behind the link, so the cost per decision grows)")
+        print(
+            f"\nnew only, window {args.long:g} s (Decima's jobs pile up behind the link, so the cost per decision grows)"
+        )
         print(head)
         for load in args.loads:
             res, sched, wall, cpu = run(DecimaScheduler, load, args.long)
             d, t = sched.stats["decisions"], res.stats["task_events"]
-            print(f"{load:4.1f} {'new':10s} {d:9d} {t:7d} {wall:7.2f} {cpu:7.2f} {d / wall:10.0f} {d / cpu:10.0f} "
-                  f"{t / cpu:11.0f} {res.jobs.jct.mean():10.3f}   (max nodes {sched.stats['max_nodes']}, "
-                  f"mean schedulable {sched.stats['stage_rows'] / max(1, d):.0f}, "
-                  f"embedded {sched.stats['embedded_jobs']}, cache hits {sched.stats['cache_hits']})")
+            print(
+                f"{load:4.1f} {'new':10s} {d:9d} {t:7d} {wall:7.2f} {cpu:7.2f} {d / wall:10.0f} {d / cpu:10.0f} "
+                f"{t / cpu:11.0f} {res.jobs.jct.mean():10.3f}   (max nodes {sched.stats['max_nodes']}, "
+                f"mean schedulable {sched.stats['stage_rows'] / max(1, d):.0f}, "
+                f"embedded {sched.stats['embedded_jobs']}, cache hits {sched.stats['cache_hits']})"
+            )
 
 
 if __name__ == "__main__":

@@ -42,8 +42,14 @@ def simulated_mean(wl, cl, doc: dict, duration: float, seeds: int) -> float:
     """Mean JCT of the inference class over ``seeds`` runs (seed i: the same arrivals for every placement)."""
     means = []
     for seed in range(seeds):
-        r = simulate(wl, cl, TableScheduler(doc), duration=duration, warmup=0.1 * duration,
-                     rng=np.random.default_rng(seed))
+        r = simulate(
+            wl,
+            cl,
+            TableScheduler(doc),
+            duration=duration,
+            warmup=0.1 * duration,
+            rng=np.random.default_rng(seed),
+        )
         means.append(float(r.jobs[r.jobs.job_class == MODEL].jct.mean()))
     return float(np.mean(means))
 
@@ -64,9 +70,11 @@ def point(cls, bw: float, load: float, comm: float, a) -> list[str]:
         sim_n = simulated_mean(wl, cl, doc, a.duration, a.seeds) if pc["split_subgraphs"] else sim_t
         pred, seen = model_n / model_t - 1, sim_n / sim_t - 1
         agree = "yes" if (pred < 0) == (seen < 0) or pc["split_subgraphs"] == 0 else "NO"
-        rows.append(f"{bw:5.0f} {load:5.2f} {comm:5.2f} {pricing:>13s} {pc['split_subgraphs']:5d} {pc['mixed_subgraphs']:3d} "
-                    f"{model_n * 1e3:9.2f} {model_t * 1e3:9.2f} {sim_n * 1e3:9.2f} {sim_t * 1e3:9.2f} "
-                    f"{100 * pred:+8.2f} {100 * seen:+8.2f} {agree:>6s}")
+        rows.append(
+            f"{bw:5.0f} {load:5.2f} {comm:5.2f} {pricing:>13s} {pc['split_subgraphs']:5d} {pc['mixed_subgraphs']:3d} "
+            f"{model_n * 1e3:9.2f} {model_t * 1e3:9.2f} {sim_n * 1e3:9.2f} {sim_t * 1e3:9.2f} "
+            f"{100 * pred:+8.2f} {100 * seen:+8.2f} {agree:>6s}"
+        )
     return rows
 
 
@@ -79,10 +87,14 @@ def main() -> None:
     ap.add_argument("--comm-loads", default="0,0.05")
     a = ap.parse_args()
     print(f"{platform.node()} {platform.machine()}, {os.cpu_count()} cpus; {uptime()}")
-    print(f"workload parallel_branches: {MODEL}, 80 servers, cluster-wide load, window {a.duration:g} s, "
-          f"{a.seeds} seeds")
-    print(f"{'Gbps':>5s} {'load':>5s} {'bg':>5s} {'pricing':>13s} {'split':>5s} {'mix':>3s} {'model ms':>9s} "
-          f"{'together':>9s} {'sim ms':>9s} {'together':>9s} {'pred %':>8s} {'sim %':>8s} {'agree':>6s}")
+    print(
+        f"workload parallel_branches: {MODEL}, 80 servers, cluster-wide load, window {a.duration:g} s, "
+        f"{a.seeds} seeds"
+    )
+    print(
+        f"{'Gbps':>5s} {'load':>5s} {'bg':>5s} {'pricing':>13s} {'split':>5s} {'mix':>3s} {'model ms':>9s} "
+        f"{'together':>9s} {'sim ms':>9s} {'together':>9s} {'pred %':>8s} {'sim %':>8s} {'agree':>6s}"
+    )
     (cls,) = inference_classes([MODEL])
     t0 = time.perf_counter()
     for bw in map(float, a.bandwidths.split(",")):

@@ -121,41 +121,71 @@ def bands(a) -> None:
     rows = []
     for name, (models, servers, kwargs) in workloads().items():
         classes = inference_classes(models)  # graphs read once per workload
-        print(f"workload {name}: {servers} servers, models {','.join(models)}, build_workload {kwargs}", flush=True)
+        print(
+            f"workload {name}: {servers} servers, models {','.join(models)}, build_workload {kwargs}",
+            flush=True,
+        )
         for bw in BAND_BANDWIDTHS:
             for comm in BAND_COMM_LOADS:
                 for load in BAND_LOADS:
                     cl = Cluster(servers=servers, bandwidth_gbps=bw)
-                    wl = build_workload(classes=classes, load=load, cluster=cl, **{**kwargs, "comm_load": comm})
+                    wl = build_workload(
+                        classes=classes, load=load, cluster=cl, **{**kwargs, "comm_load": comm}
+                    )
                     r, c = cpu_of(wl, cl, a.repeats)
-                    rows.append({"workload": name, "bw": bw, "comm": comm, "load": load, "cpu": c, "gap": r.gap,
-                                 "nodes": r.info.get("nodes", 0), "lps": r.info.get("lps", 0),
-                                 "root": bool(r.info.get("root_relaxation", False)), "wl": wl, "cl": cl,
-                                 **placement_counts(r)})
+                    rows.append(
+                        {
+                            "workload": name,
+                            "bw": bw,
+                            "comm": comm,
+                            "load": load,
+                            "cpu": c,
+                            "gap": r.gap,
+                            "nodes": r.info.get("nodes", 0),
+                            "lps": r.info.get("lps", 0),
+                            "root": bool(r.info.get("root_relaxation", False)),
+                            "wl": wl,
+                            "cl": cl,
+                            **placement_counts(r),
+                        }
+                    )
             xs = [x["cpu"] for x in rows if x["workload"] == name and x["bw"] == bw]
-            print(f"  {bw:5.0f} Gbps: CPU s min {min(xs):.4f} median {statistics.median(xs):.4f} max {max(xs):.4f} "
-                  f"over {len(xs)} points, {sum(x > GOAL_CPU_S for x in xs)} above {GOAL_CPU_S} s", flush=True)
-    print(f"\n{'workload':>10s} {'Gbps':>5s} {'n':>4s} {'min':>7s} {'median':>7s} {'max':>7s} {'> goal':>6s} "
-          f"{'max nodes':>9s} {'root-certified':>14s}")
+            print(
+                f"  {bw:5.0f} Gbps: CPU s min {min(xs):.4f} median {statistics.median(xs):.4f} max {max(xs):.4f} "
+                f"over {len(xs)} points, {sum(x > GOAL_CPU_S for x in xs)} above {GOAL_CPU_S} s",
+                flush=True,
+            )
+    print(
+        f"\n{'workload':>10s} {'Gbps':>5s} {'n':>4s} {'min':>7s} {'median':>7s} {'max':>7s} {'> goal':>6s} "
+        f"{'max nodes':>9s} {'root-certified':>14s}"
+    )
     for name in dict.fromkeys(x["workload"] for x in rows):
         for bw in BAND_BANDWIDTHS:
             sel = [x for x in rows if x["workload"] == name and x["bw"] == bw]
             xs = [x["cpu"] for x in sel]
-            print(f"{name:>10s} {bw:5.0f} {len(xs):4d} {min(xs):7.4f} {statistics.median(xs):7.4f} {max(xs):7.4f} "
-                  f"{sum(x > GOAL_CPU_S for x in xs):6d} {max(x['nodes'] for x in sel):9d} "
-                  f"{sum(x['root'] for x in sel):14d}")
+            print(
+                f"{name:>10s} {bw:5.0f} {len(xs):4d} {min(xs):7.4f} {statistics.median(xs):7.4f} {max(xs):7.4f} "
+                f"{sum(x > GOAL_CPU_S for x in xs):6d} {max(x['nodes'] for x in sel):9d} "
+                f"{sum(x['root'] for x in sel):14d}"
+            )
         xs = [x["cpu"] for x in rows if x["workload"] == name]
-        print(f"{name:>10s} {'all':>5s} {len(xs):4d} {min(xs):7.4f} {statistics.median(xs):7.4f} {max(xs):7.4f} "
-              f"{sum(x > GOAL_CPU_S for x in xs):6d}")
+        print(
+            f"{name:>10s} {'all':>5s} {len(xs):4d} {min(xs):7.4f} {statistics.median(xs):7.4f} {max(xs):7.4f} "
+            f"{sum(x > GOAL_CPU_S for x in xs):6d}"
+        )
     worst_gap = max(x["gap"] for x in rows)
-    print(f"largest certified gap {worst_gap:.2e}; splits at {sum(x['split_subgraphs'] > 0 for x in rows)} and mixes "
-          f"at {sum(x['mixed_subgraphs'] > 0 for x in rows)} of {len(rows)} points")
+    print(
+        f"largest certified gap {worst_gap:.2e}; splits at {sum(x['split_subgraphs'] > 0 for x in rows)} and mixes "
+        f"at {sum(x['mixed_subgraphs'] > 0 for x in rows)} of {len(rows)} points"
+    )
     slow = sorted(rows, key=lambda x: -x["cpu"])
     above = [x for x in slow if x["cpu"] > GOAL_CPU_S]
     print(f"points above {GOAL_CPU_S} s CPU: {len(above)} of {len(rows)}")
     for x in above:
-        print(f"  {x['workload']:>10s} {x['bw']:5.0f} Gbps, bg link {x['comm']:.2f}, load {x['load']:.2f}: "
-              f"{x['cpu']:.4f} s, {x['nodes']} nodes, {x['lps']} LPs, gap {x['gap']:.1e}")
+        print(
+            f"  {x['workload']:>10s} {x['bw']:5.0f} Gbps, bg link {x['comm']:.2f}, load {x['load']:.2f}: "
+            f"{x['cpu']:.4f} s, {x['nodes']} nodes, {x['lps']} LPs, gap {x['gap']:.1e}"
+        )
     for x in slow[: a.profile_slow]:
         prof = cProfile.Profile()
         prof.enable()
@@ -163,14 +193,18 @@ def bands(a) -> None:
         prof.disable()
         buf = io.StringIO()
         pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(12)
-        print(f"\ncProfile of {x['workload']} {x['bw']:g} Gbps, bg link {x['comm']:g}, load {x['load']:g} "
-              "(tottime, top 12):")
+        print(
+            f"\ncProfile of {x['workload']} {x['bw']:g} Gbps, bg link {x['comm']:g}, load {x['load']:g} "
+            "(tottime, top 12):"
+        )
         print("\n".join(line for line in buf.getvalue().splitlines() if line.strip())[-2000:])
 
 
-
 SIDE_POINTS = tuple((bw, 0.0, load) for bw in (3.0, 4.0, 5.0, 6.0, 7.0) for load in (0.3, 0.9)) + (
-    (25.0, 0.0, 0.9), (10.0, 0.05, 0.5), (100.0, 0.0, 0.5))
+    (25.0, 0.0, 0.9),
+    (10.0, 0.05, 0.5),
+    (100.0, 0.0, 0.5),
+)
 
 
 def side_by_side(a) -> None:
@@ -183,8 +217,12 @@ def side_by_side(a) -> None:
     import numpy as np
     from threadpoolctl import threadpool_limits
 
-    src = subprocess.run(["git", "show", f"{a.side_by_side}:lib/schedlab/nona/_lagrange.py"], capture_output=True,
-                         text=True, check=True).stdout
+    src = subprocess.run(
+        ["git", "show", f"{a.side_by_side}:lib/schedlab/nona/_lagrange.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     path = Path(tempfile.mkdtemp()) / "lagrange_before.py"
     path.write_text(src)
     spec = importlib.util.spec_from_file_location("lagrange_before", path)
@@ -194,9 +232,13 @@ def side_by_side(a) -> None:
     _lagrange.load_kernels()
     five = inference_classes(profiles.MODELS)
     stats = lambda r: {k: v for k, v in r.info.items() if k != "kernel_load_s"}  # noqa: E731
-    print(f"certified search of {a.side_by_side} (before) vs this tree (after), median CPU of {a.repeats}, "
-          "per-server workload, compiled problems shared")
-    print(f"{'Gbps':>5s} {'bg':>4s} {'load':>4s} {'nodes':>5s} {'before s':>8s} {'after s':>8s} {'ratio':>6s} same")
+    print(
+        f"certified search of {a.side_by_side} (before) vs this tree (after), median CPU of {a.repeats}, "
+        "per-server workload, compiled problems shared"
+    )
+    print(
+        f"{'Gbps':>5s} {'bg':>4s} {'load':>4s} {'nodes':>5s} {'before s':>8s} {'after s':>8s} {'ratio':>6s} same"
+    )
     ratios = []
     with threadpool_limits(limits=1, user_api="blas"):
         for i, (bw, comm, load) in enumerate(SIDE_POINTS):
@@ -212,23 +254,35 @@ def side_by_side(a) -> None:
                 c0 = time.process_time()
                 ra = _lagrange.solve_global(prob)
                 ta.append(time.process_time() - c0)
-            same = (np.array_equal(rb.theta, ra.theta) and rb.objective == ra.objective
-                    and rb.lower_bound == ra.lower_bound and stats(rb) == stats(ra))
+            same = (
+                np.array_equal(rb.theta, ra.theta)
+                and rb.objective == ra.objective
+                and rb.lower_bound == ra.lower_bound
+                and stats(rb) == stats(ra)
+            )
             mb, ma = statistics.median(tb), statistics.median(ta)
             ratios.append(mb / ma)
-            print(f"{bw:5.0f} {comm:4.2f} {load:4.2f} {ra.info['nodes']:5d} {mb:8.4f} {ma:8.4f} {mb / ma:6.2f} {same}",
-                  flush=True)
-    print(f"before / after CPU: min {min(ratios):.2f} median {statistics.median(ratios):.2f} max {max(ratios):.2f} "
-          f"over {len(ratios)} points")
+            print(
+                f"{bw:5.0f} {comm:4.2f} {load:4.2f} {ra.info['nodes']:5d} {mb:8.4f} {ma:8.4f} {mb / ma:6.2f} {same}",
+                flush=True,
+            )
+    print(
+        f"before / after CPU: min {min(ratios):.2f} median {statistics.median(ratios):.2f} max {max(ratios):.2f} "
+        f"over {len(ratios)} points"
+    )
 
 
 def grid(a) -> None:
     five = inference_classes(profiles.MODELS)  # GPT-2's graph read once
-    print(f"five-model workload, 80 servers; global(new) median of {a.repeats}; highspy, local, penalty once; "
-          f"penalty max_iter {a.penalty_max_iter} on {len(PENALTY_POINTS)} points")
-    head = (f"{'bg link':>7s} {'load':>5s} {'Gbps':>5s} {'compile':>8s} {'new s':>7s} {'new cpu':>7s} {'gap':>8s} {'nodes':>5s} "
-            f"{'LPs':>4s} {'mix':>3s} {'highspy s':>9s} {'LPs':>4s} {'local s':>8s} {'penalty s':>9s} "
-            f"{'new obj':>11s} {'highspy-new':>11s} {'local-new':>10s} {'penalty-new':>11s}")
+    print(
+        f"five-model workload, 80 servers; global(new) median of {a.repeats}; highspy, local, penalty once; "
+        f"penalty max_iter {a.penalty_max_iter} on {len(PENALTY_POINTS)} points"
+    )
+    head = (
+        f"{'bg link':>7s} {'load':>5s} {'Gbps':>5s} {'compile':>8s} {'new s':>7s} {'new cpu':>7s} {'gap':>8s} {'nodes':>5s} "
+        f"{'LPs':>4s} {'mix':>3s} {'highspy s':>9s} {'LPs':>4s} {'local s':>8s} {'penalty s':>9s} "
+        f"{'new obj':>11s} {'highspy-new':>11s} {'local-new':>10s} {'penalty-new':>11s}"
+    )
     print(head)
     worst, worst_cpu = {}, {}
     for cl_load in COMM_LOADS:
@@ -238,7 +292,9 @@ def grid(a) -> None:
                 wl = build_workload(classes=five, load=load, cluster=cl, comm_load=cl_load)
                 comp = compile_seconds(wl, cl, a.repeats)
                 new, t_new, c_new = timed(wl, cl, "global", a.repeats, {})
-                ref, t_ref, _ = timed(wl, cl, "global", 1, {"lp": "highspy"}) if not a.no_highspy else (None, None, None)
+                ref, t_ref, _ = (
+                    timed(wl, cl, "global", 1, {"lp": "highspy"}) if not a.no_highspy else (None, None, None)
+                )
                 loc, t_loc, _ = timed(wl, cl, "local", 1, {})
                 pen = t_pen = None
                 if (cl_load, load, bw) in PENALTY_POINTS:
@@ -250,17 +306,23 @@ def grid(a) -> None:
                     width = int("".join(ch for ch in fmt.split(".")[0] if ch.isdigit()))
                     return format(x, fmt) if x is not None else f"{'-':>{width}}"
 
-                print(f"{cl_load:7.2f} {load:5.2f} {bw:5.0f} {comp:8.4f} {t_new:7.4f} {c_new:7.4f} {new.gap:8.1e} "
-                      f"{new.info.get('nodes', 0):5d} {new.info.get('lps', 0):4d} {n_mixed(new):3d} "
-                      f"{cell(t_ref, '9.3f')} {cell(ref.info['lps'] if ref else None, '4d')} {t_loc:8.4f} "
-                      f"{cell(t_pen, '9.3f')} {new.objective:11.6f} "
-                      f"{cell(ref.objective - new.objective if ref else None, '11.1e')} "
-                      f"{loc.objective - new.objective:10.1e} {cell(pen.objective - new.objective if pen else None, '11.1e')}",
-                      flush=True)
-    print("slowest global (new) per background link load, wall: "
-          + ", ".join(f"{k:g}: {v:.4f} s" for k, v in worst.items()))
-    print("slowest global (new) per background link load, CPU (what an idle core would take): "
-          + ", ".join(f"{k:g}: {v:.4f} s" for k, v in worst_cpu.items()))
+                print(
+                    f"{cl_load:7.2f} {load:5.2f} {bw:5.0f} {comp:8.4f} {t_new:7.4f} {c_new:7.4f} {new.gap:8.1e} "
+                    f"{new.info.get('nodes', 0):5d} {new.info.get('lps', 0):4d} {n_mixed(new):3d} "
+                    f"{cell(t_ref, '9.3f')} {cell(ref.info['lps'] if ref else None, '4d')} {t_loc:8.4f} "
+                    f"{cell(t_pen, '9.3f')} {new.objective:11.6f} "
+                    f"{cell(ref.objective - new.objective if ref else None, '11.1e')} "
+                    f"{loc.objective - new.objective:10.1e} {cell(pen.objective - new.objective if pen else None, '11.1e')}",
+                    flush=True,
+                )
+    print(
+        "slowest global (new) per background link load, wall: "
+        + ", ".join(f"{k:g}: {v:.4f} s" for k, v in worst.items())
+    )
+    print(
+        "slowest global (new) per background link load, CPU (what an idle core would take): "
+        + ", ".join(f"{k:g}: {v:.4f} s" for k, v in worst_cpu.items())
+    )
 
 
 def pricings(a) -> None:
@@ -271,9 +333,13 @@ def pricings(a) -> None:
         raise SystemExit(f"--pricings: unknown {bad}; choose from {PRICINGS}")
     five = inference_classes(profiles.MODELS)
     print(f"five-model workload, 80 servers; global, median of {a.repeats} (wall s / CPU s per pricing)")
-    print(f"{'bg link':>7s} {'load':>5s} {'Gbps':>5s} " + " ".join(
-        f"{p + ' wall':>18s} {p + ' cpu':>17s} {'gap':>8s} {'split':>5s} {'mix':>3s}" for p in names)
-        + (f" {'cpu ratio':>9s}" if len(names) == 2 else ""))
+    print(
+        f"{'bg link':>7s} {'load':>5s} {'Gbps':>5s} "
+        + " ".join(
+            f"{p + ' wall':>18s} {p + ' cpu':>17s} {'gap':>8s} {'split':>5s} {'mix':>3s}" for p in names
+        )
+        + (f" {'cpu ratio':>9s}" if len(names) == 2 else "")
+    )
     cpus: dict[str, list[float]] = {p: [] for p in names}
     for cl_load in COMM_LOADS:
         for load in LOADS:
@@ -286,14 +352,18 @@ def pricings(a) -> None:
                     row[p] = c
                     cpus[p].append(c)
                     pc = placement_counts(r)
-                    cells.append(f"{t:18.4f} {c:17.4f} {r.gap:8.1e} {pc['split_subgraphs']:5d} "
-                                 f"{pc['mixed_subgraphs']:3d}")
+                    cells.append(
+                        f"{t:18.4f} {c:17.4f} {r.gap:8.1e} {pc['split_subgraphs']:5d} "
+                        f"{pc['mixed_subgraphs']:3d}"
+                    )
                 ratio = f" {row[names[1]] / row[names[0]]:9.2f}" if len(names) == 2 else ""
                 print(f"{cl_load:7.2f} {load:5.2f} {bw:5.0f} " + " ".join(cells) + ratio, flush=True)
     for p in names:
         xs = sorted(cpus[p])
-        print(f"{p}: CPU s min {xs[0]:.4f} median {statistics.median(xs):.4f} max {xs[-1]:.4f} "
-              f"over {len(xs)} points")
+        print(
+            f"{p}: CPU s min {xs[0]:.4f} median {statistics.median(xs):.4f} max {xs[-1]:.4f} "
+            f"over {len(xs)} points"
+        )
 
 
 def classic(a) -> None:
@@ -303,11 +373,15 @@ def classic(a) -> None:
     workloads = {
         "five models (gpt2 traced)": (build_workload(classes=five, load=a.load, cluster=c80), c80),
         "four PipeDream models": (build_workload(classes=five[1:], load=a.load, cluster=c80), c80),
-        "job f, 2 servers, load 0.6": (build_workload(classes=[job_f()], load=0.6, cluster=c2,
-                                                      background_comm_bytes=20e6), c2),
+        "job f, 2 servers, load 0.6": (
+            build_workload(classes=[job_f()], load=0.6, cluster=c2, background_comm_bytes=20e6),
+            c2,
+        ),
     }
-    print(f"{'workload':28s} {'options':>8s} {'dists':>5s} {'method':8s} {'wall s':>8s} {'cpu s':>8s} "
-          f"{'objective':>12s} {'excess vs LB':>12s} info")
+    print(
+        f"{'workload':28s} {'options':>8s} {'dists':>5s} {'method':8s} {'wall s':>8s} {'cpu s':>8s} "
+        f"{'objective':>12s} {'excess vs LB':>12s} info"
+    )
     for name, (wl, cl) in workloads.items():
         prob = compile_problem(wl, cl)
         lb = None
@@ -316,12 +390,19 @@ def classic(a) -> None:
             r, t, cpu = timed(wl, cl, method, 1 if method == "penalty" else a.repeats, opts)
             if method == "global":
                 lb = r.lower_bound
-            info = {k: v for k, v in r.info.items()
-                    if k in ("lps", "nodes", "starts", "evaluations", "iterations", "rounds", "active_options")}
-            print(f"{name:28s} {prob.n_options:8d} {prob.n_distributions:5d} {method:8s} {t:8.4f} {cpu:8.4f} "
-                  f"{r.objective:12.6g} {r.objective - lb:12.3g} {info}")
-    print(f"\nTable III sweep: five models, load {a.load}, 10 Gbps (wall s / cpu s; median of {a.repeats}, "
-          "penalty once)")
+            info = {
+                k: v
+                for k, v in r.info.items()
+                if k in ("lps", "nodes", "starts", "evaluations", "iterations", "rounds", "active_options")
+            }
+            print(
+                f"{name:28s} {prob.n_options:8d} {prob.n_distributions:5d} {method:8s} {t:8.4f} {cpu:8.4f} "
+                f"{r.objective:12.6g} {r.objective - lb:12.3g} {info}"
+            )
+    print(
+        f"\nTable III sweep: five models, load {a.load}, 10 Gbps (wall s / cpu s; median of {a.repeats}, "
+        "penalty once)"
+    )
     print(f"{'servers':>7s} " + " ".join(f"{m + ' wall':>13s} {m + ' cpu':>12s}" for m in METHODS))
     for n in range(16, 129, 16):
         cl = Cluster(servers=n, bandwidth_gbps=10)
@@ -340,19 +421,45 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--load", type=float, default=0.5, help="compute load of the --classic workloads")
     ap.add_argument("--penalty-max-iter", type=int, default=2_000)
-    ap.add_argument("--no-highspy", action="store_true", help="skip the HiGHS reference (slow where splitting pays)")
-    ap.add_argument("--classic", action="store_true", help="the earlier workloads and the Table III sweep instead")
-    ap.add_argument("--solvers", action="store_true", help="global / HiGHS / local / penalty side by side instead")
-    ap.add_argument("--profile-slow", type=int, default=3, help="cProfile the N slowest points of the default run")
-    ap.add_argument("--side-by-side", default=None, metavar="REV",
-                    help="time git revision REV's certified search against this tree's (e.g. HEAD)")
-    ap.add_argument("--pricings", default=None,
-                    help="comma-separated pricings (e.g. paper,critical_path): global only, side by side")
+    ap.add_argument(
+        "--no-highspy", action="store_true", help="skip the HiGHS reference (slow where splitting pays)"
+    )
+    ap.add_argument(
+        "--classic", action="store_true", help="the earlier workloads and the Table III sweep instead"
+    )
+    ap.add_argument(
+        "--solvers", action="store_true", help="global / HiGHS / local / penalty side by side instead"
+    )
+    ap.add_argument(
+        "--profile-slow", type=int, default=3, help="cProfile the N slowest points of the default run"
+    )
+    ap.add_argument(
+        "--side-by-side",
+        default=None,
+        metavar="REV",
+        help="time git revision REV's certified search against this tree's (e.g. HEAD)",
+    )
+    ap.add_argument(
+        "--pricings",
+        default=None,
+        help="comma-separated pricings (e.g. paper,critical_path): global only, side by side",
+    )
     a = ap.parse_args()
-    print(f"{platform.node()} {platform.processor() or platform.machine()}, {os.cpu_count()} cpus; {uptime()}")
+    print(
+        f"{platform.node()} {platform.processor() or platform.machine()}, {os.cpu_count()} cpus; {uptime()}"
+    )
     t0 = time.perf_counter()
-    mode = (side_by_side if a.side_by_side else classic if a.classic else pricings if a.pricings
-            else grid if a.solvers else bands)
+    mode = (
+        side_by_side
+        if a.side_by_side
+        else classic
+        if a.classic
+        else pricings
+        if a.pricings
+        else grid
+        if a.solvers
+        else bands
+    )
     mode(a)
     print(f"done in {time.perf_counter() - t0:.0f} s; {uptime()}")
     print(f"goal: certified global <= {GOAL_CPU_S} s CPU at every point; paper (Table III): 13 s per solve")

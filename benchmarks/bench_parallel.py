@@ -38,13 +38,19 @@ def nona_runs(profile: str | None) -> dict[str, Callable]:
                 rows, _ = setup.run(points_of(p), executor=executor, progress=False)
             return rows
 
-        run.label = (f"Nona {name} sweep ({p['profile']}: window {p['duration']:g} s, "
-                     f"Expert {p['expert_budget']} sims, Decima {p['decima_duration']:g} s)")
+        run.label = (
+            f"Nona {name} sweep ({p['profile']}: window {p['duration']:g} s, "
+            f"Expert {p['expert_budget']} sims, Decima {p['decima_duration']:g} s)"
+        )
         return run
 
     return {
-        "nona_fig3": sweep("fig3", lambda p: [{"load": x, "bandwidth_gbps": p["bandwidth_gbps"]} for x in p["loads"]]),
-        "nona_fig4": sweep("fig4", lambda p: [{"load": p["load"], "bandwidth_gbps": b} for b in p["bandwidths_gbps"]]),
+        "nona_fig3": sweep(
+            "fig3", lambda p: [{"load": x, "bandwidth_gbps": p["bandwidth_gbps"]} for x in p["loads"]]
+        ),
+        "nona_fig4": sweep(
+            "fig4", lambda p: [{"load": p["load"], "bandwidth_gbps": b} for b in p["bandwidths_gbps"]]
+        ),
         "nona_fig5": sweep("fig5", lambda p: [{"load": p["load"], "bandwidth_gbps": p["bandwidth_gbps"]}]),
     }
 
@@ -56,14 +62,18 @@ def pcs_runs(profile: str | None) -> dict[str, Callable]:
     from schedlab.pcs import experiments as X, load_trace
 
     p = load_params("pcs/fig7", profile=profile)
-    workloads = {tr: load_trace(data.require(f"pcs/workload2_philly_traces/trace_{tr}.csv.gz"), p["num_jobs"] or None)
-                 for tr in p["traces"]}
+    workloads = {
+        tr: load_trace(data.require(f"pcs/workload2_philly_traces/trace_{tr}.csv.gz"), p["num_jobs"] or None)
+        for tr in p["traces"]
+    }
 
     def run(executor):
         return X.fig7_table(workloads, p["policies"], p["gpus"], executor=executor)
 
-    run.label = (f"PCS Fig. 7 ({p['profile']}: traces {', '.join(p['traces'])} x {len(p['policies'])} policies, "
-                 f"{sum(len(w) for w in workloads.values()):,} jobs)")
+    run.label = (
+        f"PCS Fig. 7 ({p['profile']}: traces {', '.join(p['traces'])} x {len(p['policies'])} policies, "
+        f"{sum(len(w) for w in workloads.values()):,} jobs)"
+    )
     return {"pcs_fig7": run}
 
 
@@ -73,18 +83,28 @@ def numbers(rows: pd.DataFrame) -> pd.DataFrame:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--profile", default="teaching", help="params.yaml profile of every workload (default: teaching)")
-    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="executor sizes, the first is the reference")
+    ap.add_argument(
+        "--profile", default="teaching", help="params.yaml profile of every workload (default: teaching)"
+    )
+    ap.add_argument(
+        "--workers", type=int, nargs="+", default=[1, 2], help="executor sizes, the first is the reference"
+    )
     ap.add_argument("--only", choices=["nona", "pcs"], default=None)
-    ap.add_argument("--figures", nargs="+", default=None,
-                    help="a subset of nona_fig3 nona_fig4 nona_fig5 pcs_fig7 (default: all)")
+    ap.add_argument(
+        "--figures",
+        nargs="+",
+        default=None,
+        help="a subset of nona_fig3 nona_fig4 nona_fig5 pcs_fig7 (default: all)",
+    )
     args = ap.parse_args()
     os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars would interleave with the figures
 
     from schedlab.parallel import Executor, available_cores
 
-    print(f"machine: {available_cores()} cores available, load average {os.getloadavg()[0]:.2f} "
-          f"(1 min) at start; profile {args.profile}")
+    print(
+        f"machine: {available_cores()} cores available, load average {os.getloadavg()[0]:.2f} "
+        f"(1 min) at start; profile {args.profile}"
+    )
     runs = {}
     if args.only in (None, "nona"):
         runs.update(nona_runs(args.profile))
@@ -107,10 +127,14 @@ def main() -> None:
                 ref, ref_wall = got, wall
                 note = "reference"
             else:
-                note = (f"x{ref_wall / wall:.2f} vs {args.workers[0]} worker(s), numbers identical: "
-                        f"{got.equals(ref)}")
-            print(f"{run.label}: {k} worker(s) {wall:7.1f} s  ({note}; load avg {os.getloadavg()[0]:.2f})",
-                  flush=True)
+                note = (
+                    f"x{ref_wall / wall:.2f} vs {args.workers[0]} worker(s), numbers identical: "
+                    f"{got.equals(ref)}"
+                )
+            print(
+                f"{run.label}: {k} worker(s) {wall:7.1f} s  ({note}; load avg {os.getloadavg()[0]:.2f})",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

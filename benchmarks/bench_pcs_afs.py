@@ -56,19 +56,22 @@ def main() -> None:
     _report.OUT = args.out
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     say(f"{now}; {platform.machine()}, {os.cpu_count()} cores; {load()} at start")
-    say(f"Fig. 8 randomised AFS, seed {args.seed}: 3000 gavel jobs, load 1.2, 64 GPUs, "
-        "every arrival predicted")
+    say(
+        f"Fig. 8 randomised AFS, seed {args.seed}: 3000 gavel jobs, load 1.2, 64 GPUs, "
+        "every arrival predicted"
+    )
     t0 = time.perf_counter()
     timed_run(args.seed, fast=True)  # compile (numba cache) outside the timings
-    say(f"compiled loop, first call incl. compilation/cache load: "
-        f"{time.perf_counter() - t0:.1f} s")
+    say(f"compiled loop, first call incl. compilation/cache load: {time.perf_counter() - t0:.1f} s")
     t_ref, ref, st_ref, load_ref = timed_run(args.seed, fast=False)
     t_fast, fast, st_fast, load_fast = timed_run(args.seed, fast=True)
     say(f"{'engine':10s} {'wall s':>8s}  load before the run")
     say(f"{'reference':10s} {t_ref:8.2f}  {load_ref}")
     say(f"{'compiled':10s} {t_fast:8.2f}  {load_fast}")
-    say(f"ratio {t_ref / t_fast:.1f}x; identical per-job outputs: {ref.equals(fast)}; "
-        f"same stream state afterwards: {same_state(st_ref, st_fast)}; {load()} at end")
+    say(
+        f"ratio {t_ref / t_fast:.1f}x; identical per-job outputs: {ref.equals(fast)}; "
+        f"same stream state afterwards: {same_state(st_ref, st_fast)}; {load()} at end"
+    )
 
 
 if __name__ == "__main__":

@@ -48,8 +48,10 @@ def main() -> None:
     print(f"load average (1, 5, 15 min) before: {os.getloadavg()}, {os.cpu_count()} cores")
     t = time.perf_counter()
     e = explore.Explorer.load()
-    print(f"load: trace {explore.TRACE} first {len(e.workload)} jobs + {len(e.references)} reference policies: "
-          f"{time.perf_counter() - t:.2f} s; front: {e.front_note}")
+    print(
+        f"load: trace {explore.TRACE} first {len(e.workload)} jobs + {len(e.references)} reference policies: "
+        f"{time.perf_counter() - t:.2f} s; front: {e.front_note}"
+    )
     rng = np.random.default_rng(args.seed)
     e.update(*random_move(rng))  # warm-up: first WFQ run in this process
     redraw(e)
@@ -61,7 +63,9 @@ def main() -> None:
     sims, draws = np.array(sims), np.array(draws)
     total = sims + draws
     for name, v in [("simulation", sims), ("redraw", draws), ("refresh (sum)", total)]:
-        print(f"{name:>14}: median {np.median(v) * 1000:6.0f} ms, max {v.max() * 1000:6.0f} ms over {len(v)} moves")
+        print(
+            f"{name:>14}: median {np.median(v) * 1000:6.0f} ms, max {v.max() * 1000:6.0f} ms over {len(v)} moves"
+        )
     print(f"load average after: {os.getloadavg()}")
 
 

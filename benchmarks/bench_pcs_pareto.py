@@ -1,4 +1,4 @@
-"""Time of the PCS SPEA2 Pareto search (issue 8), 1 vs 2 local workers.
+"""Time of the PCS SPEA2 Pareto search, 1 vs 2 local workers.
 
 Prints, for each worker count: the wall time of one search (same seed; identical fronts
 checked across worker counts), the summed CPU seconds of its evaluations (measured inside the
@@ -41,8 +41,10 @@ def fallback_cost(front, w, k: int, gpus: int) -> None:
     ncls = np.array([sp.decode(x).num_classes for x in ev[cols].to_numpy()])
     feas = np.isfinite(ev.iloc[:, len(cols)].to_numpy())
     big = np.flatnonzero((ncls > 8) & feas)
-    print(f"evaluations with > 8 classes: {int((ncls > 8).sum())} of {len(ev)} "
-          f"({(ncls > 8).mean():.1%}); feasible: {len(big)}")
+    print(
+        f"evaluations with > 8 classes: {int((ncls > 8).sum())} of {len(ev)} "
+        f"({(ncls > 8).mean():.1%}); feasible: {len(big)}"
+    )
     if len(big) == 0 or k <= 0:
         return
     cpu = front.eval_cpu_seconds
@@ -53,12 +55,16 @@ def fallback_cost(front, w, k: int, gpus: int) -> None:
         simulate(w, wfq_policy(cfg), gpus, predict=True, engine="reference")
         ref.append(time.process_time() - t0)
         fast.append(cpu[j])
-        print(f"  {cfg.num_classes} classes: reference engine {ref[-1]:.1f} s CPU, "
-              f"compiled {fast[-1]:.2f} s CPU")
+        print(
+            f"  {cfg.num_classes} classes: reference engine {ref[-1]:.1f} s CPU, "
+            f"compiled {fast[-1]:.2f} s CPU"
+        )
     est = len(big) * float(np.mean(ref))
-    print(f"estimated reference-engine cost of the {len(big)} feasible >8-class evaluations: "
-          f"{est / 60:.1f} CPU-min (now {float(np.sum(cpu[big])) / 60:.2f} CPU-min); "
-          f"whole search now {float(np.nansum(cpu)) / 60:.1f} CPU-min")
+    print(
+        f"estimated reference-engine cost of the {len(big)} feasible >8-class evaluations: "
+        f"{est / 60:.1f} CPU-min (now {float(np.sum(cpu[big])) / 60:.2f} CPU-min); "
+        f"whole search now {float(np.nansum(cpu)) / 60:.1f} CPU-min"
+    )
 
 
 def _logger(ck: str, t0: float):
@@ -68,9 +74,12 @@ def _logger(ck: str, t0: float):
 
     def log(gen: int, n: int) -> None:
         cpu = pickle.loads((Path(ck) / "checkpoint.pkl").read_bytes()).get("cpu", [])
-        print(f"generation {gen}: {n} evaluations, wall {(time.perf_counter() - t0) / 60:.2f} "
-              f"min, evaluation CPU {np.nansum(cpu) / 60:.2f} min "
-              f"({np.nansum(cpu) / max(len(cpu), 1):.3f} s/evaluation)", flush=True)
+        print(
+            f"generation {gen}: {n} evaluations, wall {(time.perf_counter() - t0) / 60:.2f} "
+            f"min, evaluation CPU {np.nansum(cpu) / 60:.2f} min "
+            f"({np.nansum(cpu) / max(len(cpu), 1):.3f} s/evaluation)",
+            flush=True,
+        )
 
     return log
 
@@ -89,47 +98,75 @@ def main() -> None:
     args = ap.parse_args()
     w = trace_0e4a51(args.num_jobs)
     # warm the compiled engine once (JIT), outside the timings
-    evaluate_config(HeuristicSpace.for_workload(w).decode([1.0, 0.5, 0.5, 0.1]),
-                    trace_0e4a51(30), parse_objectives(OBJ), args.gpus)
+    evaluate_config(
+        HeuristicSpace.for_workload(w).decode([1.0, 0.5, 0.5, 0.1]),
+        trace_0e4a51(30),
+        parse_objectives(OBJ),
+        args.gpus,
+    )
     res, tables, fronts = {}, {}, {}
     for k in args.workers:
         t0 = time.perf_counter()
         ck = f"{args.checkpoint}/w{k}" if args.checkpoint else None
         with Executor(workers=k) as ex:
-            f = pareto_search(w, OBJ, budget=args.budget, gpus=args.gpus,
-                              rng=np.random.default_rng(1), executor=ex,
-                              progress=args.progress, checkpoint_dir=ck,
-                              on_generation=_logger(ck, t0) if ck else None)
+            f = pareto_search(
+                w,
+                OBJ,
+                budget=args.budget,
+                gpus=args.gpus,
+                rng=np.random.default_rng(1),
+                executor=ex,
+                progress=args.progress,
+                checkpoint_dir=ck,
+                on_generation=_logger(ck, t0) if ck else None,
+            )
         wall = time.perf_counter() - t0
         cpu = float(np.nansum(f.eval_cpu_seconds))
-        res[k] = {"wall_s": wall, "cpu_s": cpu, "evaluations": f.n_evaluations,
-                  "cpu_per_eval_s": cpu / f.n_evaluations,
-                  "cpu_per_eval_median_s": float(np.nanmedian(f.eval_cpu_seconds)),
-                  "projected_wall_idle_s": cpu / min(k, args.cores), "front": len(f)}
+        res[k] = {
+            "wall_s": wall,
+            "cpu_s": cpu,
+            "evaluations": f.n_evaluations,
+            "cpu_per_eval_s": cpu / f.n_evaluations,
+            "cpu_per_eval_median_s": float(np.nanmedian(f.eval_cpu_seconds)),
+            "projected_wall_idle_s": cpu / min(k, args.cores),
+            "front": len(f),
+        }
         tables[k], fronts[k] = f.table, f
-        print(f"{k} worker(s): {f.n_evaluations} evaluations of {len(w)} jobs: wall "
-              f"{wall / 60:.2f} min, evaluation CPU {cpu / 60:.2f} min "
-              f"({res[k]['cpu_per_eval_s']:.3f} s/evaluation, median "
-              f"{res[k]['cpu_per_eval_median_s']:.3f} s), projected on {min(k, args.cores)} idle "
-              f"core(s): {res[k]['projected_wall_idle_s'] / 60:.2f} min; front {len(f)}",
-              flush=True)
+        print(
+            f"{k} worker(s): {f.n_evaluations} evaluations of {len(w)} jobs: wall "
+            f"{wall / 60:.2f} min, evaluation CPU {cpu / 60:.2f} min "
+            f"({res[k]['cpu_per_eval_s']:.3f} s/evaluation, median "
+            f"{res[k]['cpu_per_eval_median_s']:.3f} s), projected on {min(k, args.cores)} idle "
+            f"core(s): {res[k]['projected_wall_idle_s'] / 60:.2f} min; front {len(f)}",
+            flush=True,
+        )
     ks = sorted(res)
     same = all(tables[k].equals(tables[ks[0]]) for k in ks)
     if len(ks) > 1:
-        print(f"speed-up {ks[0]} -> {ks[-1]} workers (wall, shared machine): "
-              f"{res[ks[0]]['wall_s'] / res[ks[-1]]['wall_s']:.2f}x; identical fronts: {same}")
+        print(
+            f"speed-up {ks[0]} -> {ks[-1]} workers (wall, shared machine): "
+            f"{res[ks[0]]['wall_s'] / res[ks[-1]]['wall_s']:.2f}x; identical fronts: {same}"
+        )
     fig9b = json.loads(open(data.require("pcs/paper_figure_data/figure9b.json")).read())
-    print("paper Fig. 9b, seconds per front on 10 machines (GPUs 128/256/512/1024):",
-          {k: v["values"] for k, v in fig9b.items() if k != "gpus"})
+    print(
+        "paper Fig. 9b, seconds per front on 10 machines (GPUs 128/256/512/1024):",
+        {k: v["values"] for k, v in fig9b.items() if k != "gpus"},
+    )
     print("paper text: 15-65 min on 10 machines")
     if args.fallback_sample:
         fallback_cost(fronts[ks[-1]], w, args.fallback_sample, args.gpus)
     if args.out:
         from schedlab.io import atomic_write_json
 
-        atomic_write_json(args.out, {"num_jobs": len(w), "budget": args.budget,
-                                     "identical_fronts": same,
-                                     "runs": {str(k): v for k, v in res.items()}})
+        atomic_write_json(
+            args.out,
+            {
+                "num_jobs": len(w),
+                "budget": args.budget,
+                "identical_fronts": same,
+                "runs": {str(k): v for k, v in res.items()},
+            },
+        )
 
 
 if __name__ == "__main__":

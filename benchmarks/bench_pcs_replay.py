@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import inspect
 import os
 import platform
 import subprocess
@@ -63,15 +64,15 @@ def _import_source(name: str, src: str, where: Path):
 
 
 def _git_show(commit: str, path: str) -> str:
-    return subprocess.run(["git", "show", f"{commit}:{path}"], cwd=ROOT, check=True,
-                          capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "show", f"{commit}:{path}"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def baseline_kernels(commit: str, where: Path):
     """The compiled engines of ``commit`` (general loop, randomised-AFS loop), imported under
     other names; the AFS loop is pointed at the baseline's general engine."""
-    eng = _import_source(f"_engine_{commit}", _git_show(commit, "lib/schedlab/pcs/_engine.py"),
-                         where)
+    eng = _import_source(f"_engine_{commit}", _git_show(commit, "lib/schedlab/pcs/_engine.py"), where)
     rafs_src = _git_show(commit, "lib/schedlab/pcs/_engine_rafs.py")
     hook = "from schedlab.pcs import _engine as E\n"
     if hook not in rafs_src:
@@ -83,8 +84,13 @@ def baseline_kernels(commit: str, where: Path):
 
 def runner_of(kernels):
     """What runs an :class:`~schedlab.pcs._engine.EngineArgs` bundle: today's
-    :func:`schedlab.pcs._engine.run` (``None``) or the baseline's positional ``run``."""
-    return None if kernels is None else (lambda args: int(kernels.run(*args)))
+    :func:`schedlab.pcs._engine.run` (``None``) or the baseline's positional ``run``, given
+    only the leading fields it takes (fields added since are trailing, and at their defaults
+    they select what the baseline did)."""
+    if kernels is None:
+        return None
+    n = len(inspect.signature(getattr(kernels.run, "py_func", kernels.run)).parameters)
+    return lambda args: int(kernels.run(*args[:n]))
 
 
 def trace(name: str, n: int | None = None):
@@ -102,10 +108,14 @@ def cases(jobs: int):
         for space in (HeuristicSpace, RawSpace):
             sp = space.for_workload(w)
             rng = np.random.default_rng(5)
-            pols = [wfq_policy(sp.decode(sp.xl + (sp.xu - sp.xl) * rng.random(len(sp.xl))))
-                    for _ in range(8)]
-            yield (f"Fig. 9 {space.__name__[:-5].lower()} x8 {n}x{gpus}", w, pols, gpus,
-                   np.ones(len(w), np.uint8))
+            pols = [wfq_policy(sp.decode(sp.xl + (sp.xu - sp.xl) * rng.random(len(sp.xl)))) for _ in range(8)]
+            yield (
+                f"Fig. 9 {space.__name__[:-5].lower()} x8 {n}x{gpus}",
+                w,
+                pols,
+                gpus,
+                np.ones(len(w), np.uint8),
+            )
     w = trace("b436b2", jobs)
     mask = S.prediction_mask(len(w), True, 5000, np.random.default_rng(0))
     for lab in ["Themis", "PCS-bal", "AFS", "Tiresias", "FIFO"]:
@@ -141,8 +151,7 @@ def timed_rafs(seed: int, rafs) -> tuple[float, list, int]:
     est_start, est_end = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
     counters = np.zeros(2, dtype=np.int64)
     c0 = time.process_time()
-    rc = rafs.run(F, I, w.rows(), 64, np.ones(n, np.uint8), False, mt, est_start, est_end,
-                  counters)
+    rc = rafs.run(F, I, w.rows(), 64, np.ones(n, np.uint8), False, mt, est_start, est_end, counters)
     return time.process_time() - c0, [rc, F, I, est_start, est_end, mt], int(counters[1])
 
 
@@ -165,9 +174,18 @@ def rafs_side_by_side(old_rafs, repeats: int) -> None:
     w = generate("gavel", 30, authors_rng(1), load=1.2, gpus=64)
     for mod in (old_rafs, new_rafs):  # compile outside the timings
         F, I = engine_arrays(w, None)
-        mod.run(F, I, w.rows(), 64, np.ones(30, np.uint8), False,
-                new_rafs.mt_from_randomstate(np.random.RandomState(1))[0],
-                np.full(30, -1), np.full(30, -1), np.zeros(2, np.int64))
+        mod.run(
+            F,
+            I,
+            w.rows(),
+            64,
+            np.ones(30, np.uint8),
+            False,
+            new_rafs.mt_from_randomstate(np.random.RandomState(1))[0],
+            np.full(30, -1),
+            np.full(30, -1),
+            np.zeros(2, np.int64),
+        )
     best = {"old": np.inf, "new": np.inf}
     same = True
     for _ in range(repeats):
@@ -175,8 +193,10 @@ def rafs_side_by_side(old_rafs, repeats: int) -> None:
         t_new, b, ev_new = timed_rafs(1954, new_rafs)
         best["old"], best["new"] = min(best["old"], t_old), min(best["new"], t_new)
         same = same and same_outputs(a, b) and ev_old == ev_new
-    say(f"{'Fig. 8 AFS randomised 3000 (1954)':34s} {best['old']:10.2f} {best['new']:8.2f} "
-        f"{best['old'] / best['new']:6.2f}x {ev_new:14d} {same}  ({load()})")
+    say(
+        f"{'Fig. 8 AFS randomised 3000 (1954)':34s} {best['old']:10.2f} {best['new']:8.2f} "
+        f"{best['old'] / best['new']:6.2f}x {ev_new:14d} {same}  ({load()})"
+    )
 
 
 def main() -> None:
@@ -188,11 +208,14 @@ def main() -> None:
     ap.add_argument("--out", help="also append the printed lines to this file")
     args = ap.parse_args()
     _report.OUT = Path(args.out) if args.out else None
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                          text=True).stdout.strip()
-    say(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {platform.machine()}, "
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    say(
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {platform.machine()}, "
         f"{os.cpu_count()} cores; {load()} at start; engine of {head} (working tree) vs "
-        f"{args.baseline}; CPU seconds, best of {args.repeats} alternating runs")
+        f"{args.baseline}; CPU seconds, best of {args.repeats} alternating runs"
+    )
     say(f"{'case':34s} {'baseline s':>10s} {'new s':>8s} {'ratio':>7s} {'replay events':>14s} identical")
     with tempfile.TemporaryDirectory() as tmp:
         old, old_rafs = baseline_kernels(args.baseline, Path(tmp))
@@ -210,8 +233,10 @@ def main() -> None:
                 t_new, b, ev_new = timed(w, policies, gpus, mask, None)
                 best["old"], best["new"] = min(best["old"], t_old), min(best["new"], t_new)
                 same = same and same_outputs(a, b) and ev_old == ev_new
-            say(f"{name:34s} {best['old']:10.2f} {best['new']:8.2f} "
-                f"{best['old'] / best['new']:6.2f}x {ev_new:14d} {same}  ({load()})")
+            say(
+                f"{name:34s} {best['old']:10.2f} {best['new']:8.2f} "
+                f"{best['old'] / best['new']:6.2f}x {ev_new:14d} {same}  ({load()})"
+            )
     say(f"{load()} at end")
 
 

@@ -29,8 +29,7 @@ def timed(w, name, reps=3, policy=None):
     best, cpu = float("inf"), float("inf")
     for _ in range(reps):
         t, c = time.perf_counter(), time.process_time()
-        out, ev = simulate_counted(w, policy if policy is not None else _policy(name), 64,
-                                   predict=True)
+        out, ev = simulate_counted(w, policy if policy is not None else _policy(name), 64, predict=True)
         wall = time.perf_counter() - t
         if wall < best:
             best, cpu = wall, time.process_time() - c
@@ -48,33 +47,37 @@ def main() -> None:
     for n in ("AFS", "FS", "PCS_jct", "THEMIS"):
         simulate(trace_0e4a51(50), _policy(n), 64, predict=True)
     print("trace 0e4a51, 1001 jobs, 64 GPUs, predictions on (best of %d runs)" % reps)
-    print(f"{'policy':<9}{'ours s':>9}{'cpu s':>8}{'events':>10}{'events/s':>12}"
-          "  per-job vs authors' stored file")
+    print(
+        f"{'policy':<9}{'ours s':>9}{'cpu s':>8}{'events':>10}{'events/s':>12}"
+        "  per-job vs authors' stored file"
+    )
     # THEMIS: the default (Fig. 7) replay with lease ticks; THEMIS-f8: the Fig. 8 runs' replay
     from schedlab.pcs.policies import Themis
 
-    for name in ["SRSF", "FIFO", "PCS_jct", "PCS_bal", "PCS_pred", "AFS", "LAS", "FS", "THEMIS",
-                 "THEMIS-f8"]:
+    for name in ["SRSF", "FIFO", "PCS_jct", "PCS_bal", "PCS_pred", "AFS", "LAS", "FS", "THEMIS", "THEMIS-f8"]:
         pol = Themis.fig8_runs(600.0) if name == "THEMIS-f8" else None
         t, out, ev, split = timed(w, name, reps, policy=pol)
         same = "-"
         if name in RUNS:
             ok = all(a.ok() for a in compare(out, load_run(name)).values())
             same = "identical (<=1e-6 rel)" if ok else "DIFFERENT"
-        print(f"{name:<9}{t:>9.3f}{timed.cpu:>8.3f}{ev:>10}{ev / t:>12.0f}  {same}"
-              f"  (main {split[0]}, replay {split[1]})")
+        print(
+            f"{name:<9}{t:>9.3f}{timed.cpu:>8.3f}{ev:>10}{ev / t:>12.0f}  {same}"
+            f"  (main {split[0]}, replay {split[1]})"
+        )
     # Themis: the authors' deterministic Themis runs are on workload-3 (Fig. 8 data)
     from schedlab.pcs.generators import authors_rng, generate
 
     w3 = generate("gavel", 3000, authors_rng(1954), load=1.2)
     t, out, ev, split = timed(w3, "THEMIS", reps, policy=Themis.fig8_runs(600.0))
-    path = ("pcs/artifact_runs/workload3_gavel_load1.2_5seeds/"
-            "THEMIS_64_1.2_gavel-contsingle_1954.csv.gz")
+    path = "pcs/artifact_runs/workload3_gavel_load1.2_5seeds/THEMIS_64_1.2_gavel-contsingle_1954.csv.gz"
     ok = all(a.ok() for a in compare(out, load_run(path)).values())
-    print(f"\nTHEMIS on workload-3 (gavel seed 1954, 3000 apps, 600 s lease, predictions on, "
-          f"replay as the Fig. 8 runs: no lease ticks):"
-          f" {t:.3f} s wall, {timed.cpu:.3f} s cpu, {ev} events ({ev / t:.0f}/s), per-job "
-          f"{'identical (<=1e-6 rel)' if ok else 'DIFFERENT'} vs the authors' file")
+    print(
+        f"\nTHEMIS on workload-3 (gavel seed 1954, 3000 apps, 600 s lease, predictions on, "
+        f"replay as the Fig. 8 runs: no lease ticks):"
+        f" {t:.3f} s wall, {timed.cpu:.3f} s cpu, {ev} events ({ev / t:.0f}/s), per-job "
+        f"{'identical (<=1e-6 rel)' if ok else 'DIFFERENT'} vs the authors' file"
+    )
     print("\nscaling with the number of jobs (wall s / events)")
     sizes = [250, 500, 1001] if args.quick else [250, 500, 1001, 2000, 2465]
     names = ["SRSF", "FIFO", "PCS_jct", "AFS", "THEMIS"]

@@ -59,8 +59,10 @@ class Step:
     def __exit__(self, *exc):
         self.wall, self.cpu = time.perf_counter() - self.w, time.process_time() - self.c
         if exc[0] is None:
-            say(f"  {self.name}: wall {self.wall:.1f} s, CPU {self.cpu:.1f} s, "
-                f"peak RSS {peak_rss_gb():.2f} GB, {load()}")
+            say(
+                f"  {self.name}: wall {self.wall:.1f} s, CPU {self.cpu:.1f} s, "
+                f"peak RSS {peak_rss_gb():.2f} GB, {load()}"
+            )
 
 
 def chosen_config(arg: str | None, summary: Path | None):
@@ -72,17 +74,25 @@ def chosen_config(arg: str | None, summary: Path | None):
             raise SystemExit(f"--config needs transform,metric,min_cluster_size, got {arg!r}")
         return grid.Config("hdbscan", parts[0], parts[1], int(parts[2])), f"--config {arg}"
     if summary is None or not summary.is_file():
-        raise SystemExit(f"no --config and no pipeline summary at {summary}: run the pipeline or give --config")
+        raise SystemExit(
+            f"no --config and no pipeline summary at {summary}: run the pipeline or give --config"
+        )
     best = json.loads(summary.read_text())["best_hdbscan"]
-    return (grid.Config("hdbscan", best["transform"], best["metric"], int(best["min_cluster_size"])),
-            f"best HDBSCAN run of {summary}")
+    return (
+        grid.Config("hdbscan", best["transform"], best["metric"], int(best["min_cluster_size"])),
+        f"best HDBSCAN run of {summary}",
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/polaris_papersize"))
-    ap.add_argument("--jobs", default="real", help="synthetic jobs: a count or a preset (default real = 1,055,501)")
-    ap.add_argument("--sample", type=int, default=100_000, help="Table I's target sample size (paper: 100,000)")
+    ap.add_argument(
+        "--jobs", default="real", help="synthetic jobs: a count or a preset (default real = 1,055,501)"
+    )
+    ap.add_argument(
+        "--sample", type=int, default=100_000, help="Table I's target sample size (paper: 100,000)"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--config", help="transform,metric,min_cluster_size of the HDBSCAN run")
     ap.add_argument("--summary", type=Path, default=Path("results/polaris/pipeline_summary.json"))
@@ -96,18 +106,23 @@ def main() -> None:
 
     n_jobs = synthetic.SIZES.get(args.jobs) or int(args.jobs)
     cfg, source = chosen_config(args.config, args.summary)
-    say(f"# PolarisProfiler at paper size, SYNTHETIC stand-in v2 with the authors' 26 profiles planted "
-        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node()}, {os.cpu_count()} cores, {load()})")
-    say(f"configuration: {cfg.algorithm} {cfg.transform} {cfg.metric} "
-        f"min_cluster_size={cfg.min_cluster_size} ({source})")
+    say(
+        f"# PolarisProfiler at paper size, SYNTHETIC stand-in v2 with the authors' 26 profiles planted "
+        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node()}, {os.cpu_count()} cores, {load()})"
+    )
+    say(
+        f"configuration: {cfg.algorithm} {cfg.transform} {cfg.metric} "
+        f"min_cluster_size={cfg.min_cluster_size} ({source})"
+    )
     work = args.workdir
     tdir = work / "trace"
     total = Step("all steps")
     total.__enter__()
     if not ((tdir / "pai_task_table.tar.gz").is_file() and (tdir / planted.PLANTED_LABELS).is_file()):
         with Step(f"synthesize {n_jobs:,} jobs (planted='authors', seed [{args.seed}, 1])"):
-            synthetic.synthesize(tdir, n_jobs, np.random.default_rng([args.seed, 1]), planted="authors",
-                                 progress=False)
+            synthetic.synthesize(
+                tdir, n_jobs, np.random.default_rng([args.seed, 1]), planted="authors", progress=False
+            )
     else:
         say(f"  synthesize: reusing {tdir}")
     with Step("ingest + faithful join plan (fast path)"):
@@ -117,23 +132,33 @@ def main() -> None:
         sample = pipeline.draw_sample(info.path, args.sample, args.seed, keep_zero_strata=True)
         sample = planted.attach_planted(sample, tdir)
     X = sample[list(FEATURES)].to_numpy(float)
-    with Step(f"{cfg.transform} + HDBSCAN(min_cluster_size={cfg.min_cluster_size}, metric={cfg.metric}) "
-              f"on {len(X):,} rows"):
+    with Step(
+        f"{cfg.transform} + HDBSCAN(min_cluster_size={cfg.min_cluster_size}, metric={cfg.metric}) "
+        f"on {len(X):,} rows"
+    ):
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(limits=1):
             labels = grid.cluster(grid.transform(X, cfg.transform), cfg)
     total.__exit__(None, None, None)
     rec = scoring.planted_recovery(labels, sample["planted"].to_numpy())
-    say(f"profiles found {rec['found_profiles']} vs the paper's {PAPER_PROFILES}; planted profiles in the sample "
-        f"{rec['planted_profiles']} (the authors' 26 + the paper's top job as its own, label 26)")
-    say(f"noise share {rec['found_noise_share']:.3f} (paper {PAPER_NOISE:.3f}); planted background share "
+    say(
+        f"profiles found {rec['found_profiles']} vs the paper's {PAPER_PROFILES}; planted profiles in the sample "
+        f"{rec['planted_profiles']} (the authors' 26 + the paper's top job as its own, label 26)"
+    )
+    say(
+        f"noise share {rec['found_noise_share']:.3f} (paper {PAPER_NOISE:.3f}); planted background share "
         f"{rec['planted_noise_share']:.3f}; planted-profile rows called noise "
-        f"{rec['planted_rows_found_noise_share']:.3f}")
-    say(f"adjusted Rand index vs planted: {rec['ari']:.3f} (all rows, noise as a group), "
-        f"{rec['ari_non_noise']:.3f} (the {rec['rows_non_noise']:,} rows clustered and planted)")
-    say(f"sample rows {rec['rows']:,}; wall {total.wall:.1f} s, CPU {total.cpu:.1f} s, "
-        f"peak RSS {peak_rss_gb():.2f} GB, {load()}")
+        f"{rec['planted_rows_found_noise_share']:.3f}"
+    )
+    say(
+        f"adjusted Rand index vs planted: {rec['ari']:.3f} (all rows, noise as a group), "
+        f"{rec['ari_non_noise']:.3f} (the {rec['rows_non_noise']:,} rows clustered and planted)"
+    )
+    say(
+        f"sample rows {rec['rows']:,}; wall {total.wall:.1f} s, CPU {total.cpu:.1f} s, "
+        f"peak RSS {peak_rss_gb():.2f} GB, {load()}"
+    )
 
 
 if __name__ == "__main__":

@@ -50,14 +50,21 @@ def realism(k: int, seeds: list[int], versions: tuple[str, ...], v1_jobs: int) -
     for seed in seeds:
         t0 = time.perf_counter()
         table = realism_table(rows, k, np.random.default_rng(seed), sources=sources)
-        say(f"-- realism_table(rows, k={k}, rng=default_rng({seed}), versions={versions}): "
-            f"{time.perf_counter() - t0:.0f} s wall, {load()}")
-        say(table[["version", "workload", "n_real", "n_synth", "auc", "auc_sd", "ks_max", "ks_fail"]]
-            .to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        say(
+            f"-- realism_table(rows, k={k}, rng=default_rng({seed}), versions={versions}): "
+            f"{time.perf_counter() - t0:.0f} s wall, {load()}"
+        )
+        say(
+            table[
+                ["version", "workload", "n_real", "n_synth", "auc", "auc_sd", "ks_max", "ks_fail"]
+            ].to_string(index=False, float_format=lambda x: f"{x:.3f}")
+        )
         if seed == seeds[0]:
             ks = table.set_index(["version", "workload"])
-            long = pd.DataFrame({f: [f"{s:.3f} ({p:.2g})" for s, p in zip(ks[f"ks_{f}"], ks[f"p_{f}"])]
-                                 for f in FEATURES}, index=ks.index).T
+            long = pd.DataFrame(
+                {f: [f"{s:.3f} ({p:.2g})" for s, p in zip(ks[f"ks_{f}"], ks[f"p_{f}"])] for f in FEATURES},
+                index=ks.index,
+            ).T
             say("KS statistic (p-value) per feature:")
             say(long.to_string())
         say()
@@ -73,12 +80,16 @@ def speed(n_jobs: int) -> None:
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         size = sum(p.stat().st_size for p in Path(tmp).glob("pai_*.tar.gz")) / 1e6
     rows = sum(counts.values())
-    say(f"-- synthesize({n_jobs:,} jobs, v2): {wall:.0f} s wall, {cpu:.0f} s CPU, {rows:,} rows "
-        f"({rows / wall:,.0f} rows/s), archives {size:.0f} MB, {load()}")
+    say(
+        f"-- synthesize({n_jobs:,} jobs, v2): {wall:.0f} s wall, {cpu:.0f} s CPU, {rows:,} rows "
+        f"({rows / wall:,.0f} rows/s), archives {size:.0f} MB, {load()}"
+    )
     say("   rows: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
     f = REAL_JOB_ROWS / n_jobs
-    say(f"   extrapolated to {REAL_JOB_ROWS:,} jobs (linear): ~{wall * f / 60:.0f} min wall, "
-        f"~{rows * f / 1e6:.1f} M rows, ~{size * f / 1e3:.1f} GB of archives")
+    say(
+        f"   extrapolated to {REAL_JOB_ROWS:,} jobs (linear): ~{wall * f / 60:.0f} min wall, "
+        f"~{rows * f / 1e6:.1f} M rows, ~{size * f / 1e3:.1f} GB of archives"
+    )
 
 
 def main() -> None:
@@ -92,8 +103,10 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="also append the printed lines to this file")
     args = ap.parse_args()
     _OUT = Path(args.out) if args.out else None
-    say(f"== bench_polaris_realism ({time.strftime('%Y-%m-%d %H:%M:%S')}, {os.cpu_count()} cores, shared; "
-        f"{load()}) ==")
+    say(
+        f"== bench_polaris_realism ({time.strftime('%Y-%m-%d %H:%M:%S')}, {os.cpu_count()} cores, shared; "
+        f"{load()}) =="
+    )
     realism(args.k, args.seeds[:1], tuple(args.versions), args.v1_jobs)
     if len(args.seeds) > 1:
         realism(args.k, args.seeds[1:], ("v2",), args.v1_jobs)

@@ -39,12 +39,23 @@ def paper_classifier(root: str, seed: int = 0):
     info = pipeline.ingest_and_join(tdir, work, "faithful", "2GB")
     sample = pipeline.draw_sample(info.path, 100000, seed, keep_zero_strata=True)
     X = sample[list(FEATURES)].to_numpy(float)
-    cfgs = grid.configs(algorithms=["hdbscan", "optics"],
-                        transforms=["standard_scaler", "minmax_scaler", "robust_scaler", "yeo-johnson"],
-                        metrics=["euclidean", "manhattan"],
-                        min_cluster_sizes=[50, 100, 200, 300, 400, 600, 1000])
-    table = grid.run_grid(X, cfgs, work / "grid_cache", n_jobs=2, scheduler=None, seed=seed,
-                          silhouette_sample=None, optics_subsample=20000, progress=False)
+    cfgs = grid.configs(
+        algorithms=["hdbscan", "optics"],
+        transforms=["standard_scaler", "minmax_scaler", "robust_scaler", "yeo-johnson"],
+        metrics=["euclidean", "manhattan"],
+        min_cluster_sizes=[50, 100, 200, 300, 400, 600, 1000],
+    )
+    table = grid.run_grid(
+        X,
+        cfgs,
+        work / "grid_cache",
+        n_jobs=2,
+        scheduler=None,
+        seed=seed,
+        silhouette_sample=None,
+        optics_subsample=20000,
+        progress=False,
+    )
     df, _ = pipeline.attach_profiles(sample, table, work / "grid_cache", algorithm="hdbscan")
     df["profile"] = df["profile"].astype(int)
     clf, _, val = pipeline.train_and_report(df, n_jobs=2)
@@ -64,23 +75,28 @@ def main() -> None:
     say(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores; {load()}")
     t0 = time.perf_counter()
     clf, val = paper_classifier(args.root)
-    part = val.iloc[:args.rows]
+    part = val.iloc[: args.rows]
     _, used = explain._split_feature_booster(clf.model_.get_booster())
-    say(f"classifier rebuilt in {time.perf_counter() - t0:.0f} s: {len(val)} validation rows, "
-        f"{len(clf.feature_names_)} one-hot columns, {len(used)} split features, {len(clf.classes_)} profiles")
+    say(
+        f"classifier rebuilt in {time.perf_counter() - t0:.0f} s: {len(val)} validation rows, "
+        f"{len(clf.feature_names_)} one-hot columns, {len(used)} split features, {len(clf.classes_)} profiles"
+    )
     res = {}
     for name, fn in [
-            ("xgboost, split features", lambda: explain.mean_abs_shap(clf, part, args.chunk, method="xgboost")),
-            ("xgboost, full booster", lambda: clf.shap_mean_abs(part, chunk_size=args.chunk)),
-            ("shap.TreeExplainer", lambda: explain.mean_abs_shap(clf, part, args.chunk))]:
+        ("xgboost, split features", lambda: explain.mean_abs_shap(clf, part, args.chunk, method="xgboost")),
+        ("xgboost, full booster", lambda: clf.shap_mean_abs(part, chunk_size=args.chunk)),
+        ("shap.TreeExplainer", lambda: explain.mean_abs_shap(clf, part, args.chunk)),
+    ]:
         t0 = time.perf_counter()
         res[name] = fn().to_numpy(np.float64)
         say(f"{name:26s} {args.rows} rows: {time.perf_counter() - t0:8.1f} s  ({load()})")
     ref = res["shap.TreeExplainer"]
     top = lambda a: list(np.argsort(-a.sum(axis=1), kind="stable")[:20])  # noqa: E731
     for name, v in res.items():
-        say(f"{name:26s} max |diff| vs shap {np.abs(v - ref).max():.3g} (largest value {ref.max():.3g}); "
-            f"top 20 in the same order: {top(v) == top(ref)}")
+        say(
+            f"{name:26s} max |diff| vs shap {np.abs(v - ref).max():.3g} (largest value {ref.max():.3g}); "
+            f"top 20 in the same order: {top(v) == top(ref)}"
+        )
     for n in (10000, len(val)):
         t0 = time.perf_counter()
         explain.mean_abs_shap(clf, val.iloc[:n], chunk_size=1000, method="xgboost")

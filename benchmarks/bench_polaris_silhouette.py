@@ -43,8 +43,13 @@ def data(rows: int, rng: np.random.Generator) -> np.ndarray:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=20_000)
-    ap.add_argument("--labellings", type=int, nargs="+", default=[50, 100, 200, 300, 400, 600, 1000],
-                    help="HDBSCAN min_cluster_size values (one labelling each)")
+    ap.add_argument(
+        "--labellings",
+        type=int,
+        nargs="+",
+        default=[50, 100, 200, 300, 400, 600, 1000],
+        help="HDBSCAN min_cluster_size values (one labelling each)",
+    )
     ap.add_argument("--metrics", nargs="+", default=["euclidean", "manhattan"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path)
@@ -58,12 +63,16 @@ def main() -> None:
     from schedlab.polaris import grid, scoring
 
     X = grid.transform(data(args.rows, np.random.default_rng(args.seed)), "standard_scaler")
-    say(f"# grid silhouettes, scikit-learn per labelling vs one shared pass "
-        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node()}, {os.cpu_count()} cores, {load()})")
+    say(
+        f"# grid silhouettes, scikit-learn per labelling vs one shared pass "
+        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node()}, {os.cpu_count()} cores, {load()})"
+    )
     scoring.point_silhouettes_many(X[:50], [np.arange(50) % 2])  # compile outside the timings
     with threadpool_limits(limits=1):
         for metric in args.metrics:
-            labs = [hdbscan.HDBSCAN(min_cluster_size=m, metric=metric).fit_predict(X) for m in args.labellings]
+            labs = [
+                hdbscan.HDBSCAN(min_cluster_size=m, metric=metric).fit_predict(X) for m in args.labellings
+            ]
             counts = [int(lab.max()) + 1 for lab in labs]
             t0 = time.perf_counter()
             ref = [silhouette_samples(X, lab, metric=metric) for lab in labs]
@@ -72,9 +81,11 @@ def main() -> None:
             many = scoring.point_silhouettes_many(X, labs, metric)
             t_many = time.perf_counter() - t0
             equal = all(np.array_equal(a, b) for a, b in zip(ref, many))
-            say(f"{metric}: {args.rows:,} rows, {len(labs)} labellings ({min(counts)}-{max(counts)} clusters): "
+            say(
+                f"{metric}: {args.rows:,} rows, {len(labs)} labellings ({min(counts)}-{max(counts)} clusters): "
                 f"scikit-learn {t_ref:.1f} s, shared pass {t_many:.1f} s, ratio {t_ref / t_many:.1f}x; "
-                f"every value equal: {equal}; {load()}")
+                f"every value equal: {equal}; {load()}"
+            )
 
 
 if __name__ == "__main__":

@@ -30,18 +30,23 @@ SEEDS = (1954, 3266, 5897, 6359, 9005)
 
 
 def main(seeds) -> None:
-    print("authors' workload-3 AFS runs (3000 apps, 64 GPUs, load 1.2, predictions on) vs "
-          "RandomisedAFS; jobs off per column (of 3000)")
+    print(
+        "authors' workload-3 AFS runs (3000 apps, 64 GPUs, load 1.2, predictions on) vs "
+        "RandomisedAFS; jobs off per column (of 3000)"
+    )
     print(f"{'seed':<6}{'start':>7}{'end':>7}{'est start':>11}{'est end':>9}{'wall s':>8}")
     for seed in seeds:
         t0 = time.perf_counter()
         ours = fig8_afs_run(seed)
         wall = time.perf_counter() - t0
         agree = compare(ours, load_run(RUN.format(seed)), rtol=1e-6)
-        off = [agree[c].n_bad for c in ("start_time", "end_time", "estimated_start_time",
-                                        "estimated_end_time")]
-        print(f"{seed:<6}" + "".join(f"{o:>{wd}}" for o, wd in zip(off, (7, 7, 11, 9)))
-              + f"{wall:>8.0f}", flush=True)
+        off = [
+            agree[c].n_bad for c in ("start_time", "end_time", "estimated_start_time", "estimated_end_time")
+        ]
+        print(
+            f"{seed:<6}" + "".join(f"{o:>{wd}}" for o, wd in zip(off, (7, 7, 11, 9))) + f"{wall:>8.0f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

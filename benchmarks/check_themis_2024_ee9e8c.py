@@ -30,8 +30,10 @@ def main() -> None:
     ours = simulate(w, Themis(600.0, valuation="linear"), 64, predict=True)
     wall = time.perf_counter() - t0
     print(f"{NAME} (sha256 {data.entry(NAME).sha256}, {path.stat().st_size} bytes)")
-    print(f"Themis(600 s, valuation='linear', replay: estimated size + lease ticks), "
-          f"{len(w)} jobs, 64 GPUs, predictions on: {wall:.1f} s wall")
+    print(
+        f"Themis(600 s, valuation='linear', replay: estimated size + lease ticks), "
+        f"{len(w)} jobs, 64 GPUs, predictions on: {wall:.1f} s wall"
+    )
     print(f"{'column':<22}{'jobs compared':>14}{'jobs off':>10}{'max rel diff':>14}")
     for c, a in compare(ours, theirs, rtol=1e-6).items():
         print(f"{c:<22}{a.n:>14}{a.n_bad:>10}{a.max_rel:>14.3g}")

@@ -16,7 +16,9 @@ PIPEDREAM_MODELS = ("alexnet", "densenet121", "vgg16", "resnet18")
 @pytest.fixture(scope="session")
 def nona_graph_paths():
     """Every shipped PipeDream graph file, fetched and verified."""
-    return [data.require(e.name) for e in data.select(["nona"]) if e.name.endswith(".txt") and "/graph" in e.name]
+    return [
+        data.require(e.name) for e in data.select(["nona"]) if e.name.endswith(".txt") and "/graph" in e.name
+    ]
 
 
 @functools.cache

@@ -1,10 +1,12 @@
-"""Issue 33: every bad input to a ``schedlab`` command ends in one clear line (what was wrong, which
+"""Every bad input to a ``schedlab`` command ends in one clear line (what was wrong, which
 file/option/field, what was expected), a non-zero exit, no traceback, and nothing written."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +14,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from schedlab import paths
 from schedlab.cli import main
+
 
 def files_under(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*")}
@@ -68,32 +72,85 @@ def _writing_commands(base: Path) -> dict[str, list[str]]:
     """Every command that writes, with its output in the read-only folder ``base/ro``."""
     ro = base / "ro"
     return {
-        "pcs simulate": ["pcs", "simulate", "--trace", str(_trace(base)), "--policy", "FIFO", "--out", str(ro / "x.csv")],
+        "pcs simulate": [
+            "pcs",
+            "simulate",
+            "--trace",
+            str(_trace(base)),
+            "--policy",
+            "FIFO",
+            "--out",
+            str(ro / "x.csv"),
+        ],
         "pcs workload": ["pcs", "workload", "gavel", "--num-apps", "3", "--out", str(ro / "w.csv")],
         "nona solve": ["nona", "solve", "--workload", "per-server", "--out", str(ro / "s.json")],
-        "nona simulate": ["nona", "simulate", "--scheme", "random", "--load", "0.5", "--workload", "per-server",
-                          "--duration", "1", "--out", str(ro / "r.parquet")],
+        "nona simulate": [
+            "nona",
+            "simulate",
+            "--scheme",
+            "random",
+            "--load",
+            "0.5",
+            "--workload",
+            "per-server",
+            "--duration",
+            "1",
+            "--out",
+            str(ro / "r.parquet"),
+        ],
         "polaris synthesize": ["polaris", "synthesize", str(ro / "trace")],
         "compare --out-dir": ["compare", "nona", "--out-dir", str(ro / "cmp")],
         # and every other command that writes
-        "pcs pareto": ["pcs", "pareto", "--trace", str(_trace(base)), "--objectives", "jct:avg", "pred_err:avg",
-                       "--out", str(ro / "front.csv")],
+        "pcs pareto": [
+            "pcs",
+            "pareto",
+            "--trace",
+            str(_trace(base)),
+            "--objectives",
+            "jct:avg",
+            "pred_err:avg",
+            "--out",
+            str(ro / "front.csv"),
+        ],
         "pcs pick": ["pcs", "pick", str(_trace(base)), "--preference", "jct", "--out", str(ro / "pick.json")],
         "polaris ingest": ["polaris", "ingest", str(base), str(ro / "work")],
         "polaris sample": ["polaris", "sample", str(_trace(base)), str(ro / "s.parquet")],
         "polaris grid": ["polaris", "grid", str(_trace(base)), str(ro / "g.csv"), "--cache", str(base / "c")],
-        "polaris train": ["polaris", "train", str(_trace(base)), str(_trace(base)), str(ro / "m.joblib"),
-                          "--cache", str(base / "c")],
+        "polaris train": [
+            "polaris",
+            "train",
+            str(_trace(base)),
+            str(_trace(base)),
+            str(ro / "m.joblib"),
+            "--cache",
+            str(base / "c"),
+        ],
         "polaris predict": ["polaris", "predict", str(_trace(base)), str(_trace(base)), str(ro / "p.csv")],
         "scorecard --out-dir": ["scorecard", "--out-dir", str(ro / "card")],
         "notebook run --output-root": ["notebook", "run", "pcs/fig11", "--output-root", str(ro / "root")],
     }
 
 
-@pytest.mark.parametrize("command", ["pcs simulate", "pcs workload", "nona solve", "nona simulate",
-                                     "polaris synthesize", "compare --out-dir", "pcs pareto", "pcs pick",
-                                     "polaris ingest", "polaris sample", "polaris grid", "polaris train",
-                                     "polaris predict", "scorecard --out-dir", "notebook run --output-root"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pcs simulate",
+        "pcs workload",
+        "nona solve",
+        "nona simulate",
+        "polaris synthesize",
+        "compare --out-dir",
+        "pcs pareto",
+        "pcs pick",
+        "polaris ingest",
+        "polaris sample",
+        "polaris grid",
+        "polaris train",
+        "polaris predict",
+        "scorecard --out-dir",
+        "notebook run --output-root",
+    ],
+)
 def test_read_only_output_folder_fails_before_any_work(ro_base, command, monkeypatch):
     # the solver and the simulator must never start: they would run to the end and then fail
     from schedlab.nona import experiments, optimise
@@ -113,8 +170,9 @@ def test_read_only_output_folder_fails_before_any_work(ro_base, command, monkeyp
 
 def test_a_file_in_the_way_of_the_output_folder(tmp_path):
     (tmp_path / "f").write_text("x")
-    res = CliRunner().invoke(main, ["pcs", "workload", "gavel", "--num-apps", "3", "--out",
-                                    str(tmp_path / "f" / "w.csv")])
+    res = CliRunner().invoke(
+        main, ["pcs", "workload", "gavel", "--num-apps", "3", "--out", str(tmp_path / "f" / "w.csv")]
+    )
     clean_failure(res, "--out", f"{tmp_path / 'f'} is a file, not a folder")
     res = CliRunner().invoke(main, ["pcs", "workload", "gavel", "--num-apps", "3", "--out", str(tmp_path)])
     clean_failure(res, "--out", "is a directory")  # click.Path(dir_okay=False) says so first
@@ -123,13 +181,15 @@ def test_a_file_in_the_way_of_the_output_folder(tmp_path):
 
 def test_writable_check_passes_where_the_writer_succeeds(tmp_path):
     # the positive control: a missing sub-folder of a writable folder is fine (the writer creates it)
-    res = CliRunner().invoke(main, ["pcs", "workload", "gavel", "--num-apps", "3", "--out",
-                                    str(tmp_path / "new" / "w.csv")])
+    res = CliRunner().invoke(
+        main, ["pcs", "workload", "gavel", "--num-apps", "3", "--out", str(tmp_path / "new" / "w.csv")]
+    )
     assert res.exit_code == 0, res.output
     assert (tmp_path / "new" / "w.csv").read_text().startswith("app_id,")
 
 
 # -- polaris grid --min-cluster-sizes -------------------------------------------------------------
+
 
 def _feature_sample(path: Path, rows: int, seed: int = 0) -> Path:
     from schedlab.polaris.schema import FEATURES
@@ -139,15 +199,29 @@ def _feature_sample(path: Path, rows: int, seed: int = 0) -> Path:
     return path
 
 
-@pytest.mark.parametrize("sizes, expected", [
-    ("abc", "'abc' is not an integer"),
-    ("0,-5", "0 is not a positive integer"),
-    ("50,,100", "has an empty item"),
-])
+@pytest.mark.parametrize(
+    "sizes, expected",
+    [
+        ("abc", "'abc' is not an integer"),
+        ("0,-5", "0 is not a positive integer"),
+        ("50,,100", "has an empty item"),
+    ],
+)
 def test_grid_min_cluster_sizes_must_be_positive_integers(tmp_path, sizes, expected):
     sample = _feature_sample(tmp_path / "s.parquet", 20)
-    res = CliRunner().invoke(main, ["polaris", "grid", str(sample), str(tmp_path / "g.csv"), "--cache",
-                                    str(tmp_path / "cache"), "--min-cluster-sizes", sizes])
+    res = CliRunner().invoke(
+        main,
+        [
+            "polaris",
+            "grid",
+            str(sample),
+            str(tmp_path / "g.csv"),
+            "--cache",
+            str(tmp_path / "cache"),
+            "--min-cluster-sizes",
+            sizes,
+        ],
+    )
     assert res.exit_code == 2
     clean_failure(res, "--min-cluster-sizes", expected, "expected positive integers")
     assert files_under(tmp_path) == {"s.parquet"}
@@ -155,30 +229,58 @@ def test_grid_min_cluster_sizes_must_be_positive_integers(tmp_path, sizes, expec
 
 def test_grid_min_cluster_size_larger_than_the_rows_writes_nothing(tmp_path):
     sample = _feature_sample(tmp_path / "s.parquet", 20)
-    res = CliRunner().invoke(main, ["polaris", "grid", str(sample), str(tmp_path / "g.csv"), "--cache",
-                                    str(tmp_path / "cache"), "--min-cluster-sizes", "5,21",
-                                    "--algorithms", "hdbscan"])
+    res = CliRunner().invoke(
+        main,
+        [
+            "polaris",
+            "grid",
+            str(sample),
+            str(tmp_path / "g.csv"),
+            "--cache",
+            str(tmp_path / "cache"),
+            "--min-cluster-sizes",
+            "5,21",
+            "--algorithms",
+            "hdbscan",
+        ],
+    )
     clean_failure(res, "--min-cluster-sizes", "21 is larger than the 20 rows", "expected sizes <= 20")
     assert files_under(tmp_path) == {"s.parquet"}
 
 
 def test_grid_optics_sizes_are_checked_against_the_subsample(tmp_path):
     sample = _feature_sample(tmp_path / "s.parquet", 30)
-    res = CliRunner().invoke(main, ["polaris", "grid", str(sample), str(tmp_path / "g.csv"), "--cache",
-                                    str(tmp_path / "cache"), "--min-cluster-sizes", "12",
-                                    "--algorithms", "optics", "--optics-subsample", "10"])
+    res = CliRunner().invoke(
+        main,
+        [
+            "polaris",
+            "grid",
+            str(sample),
+            str(tmp_path / "g.csv"),
+            "--cache",
+            str(tmp_path / "cache"),
+            "--min-cluster-sizes",
+            "12",
+            "--algorithms",
+            "optics",
+            "--optics-subsample",
+            "10",
+        ],
+    )
     clean_failure(res, "12 is larger than the 10 rows optics clusters")
     assert files_under(tmp_path) == {"s.parquet"}
 
 
 # -- files of other columns ----------------------------------------------------------------------
 
+
 def test_polaris_sample_on_a_parquet_of_other_columns(tmp_path):
     joined = tmp_path / "j.parquet"
     pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}).to_parquet(joined)
     res = CliRunner().invoke(main, ["polaris", "sample", str(joined), str(tmp_path / "out.parquet")])
-    clean_failure(res, str(joined), "missing column(s) row, workload", "expected the joined trace",
-                  "its columns: a, b")
+    clean_failure(
+        res, str(joined), "missing column(s) row, workload", "expected the joined trace", "its columns: a, b"
+    )
     assert files_under(tmp_path) == {"j.parquet"}  # not even DuckDB's spill folder
 
 
@@ -189,10 +291,25 @@ def test_polaris_train_with_a_grid_csv_of_other_columns(tmp_path):
     pd.DataFrame({**{c: ["v"] for c in METADATA}, "duration": [1.0]}).to_parquet(sample)
     grid_csv = tmp_path / "g.csv"
     grid_csv.write_text("x,y\n1,2\n")
-    res = CliRunner().invoke(main, ["polaris", "train", str(sample), str(grid_csv), str(tmp_path / "m.joblib"),
-                                    "--cache", str(tmp_path / "cache")])
-    clean_failure(res, str(grid_csv), "missing column(s) algorithm, transform, metric", "scores_v1",
-                  "expected the grid table written by `schedlab polaris grid`")
+    res = CliRunner().invoke(
+        main,
+        [
+            "polaris",
+            "train",
+            str(sample),
+            str(grid_csv),
+            str(tmp_path / "m.joblib"),
+            "--cache",
+            str(tmp_path / "cache"),
+        ],
+    )
+    clean_failure(
+        res,
+        str(grid_csv),
+        "missing column(s) algorithm, transform, metric",
+        "scores_v1",
+        "expected the grid table written by `schedlab polaris grid`",
+    )
     assert files_under(tmp_path) == {"s.parquet", "g.csv"}
 
 
@@ -201,27 +318,42 @@ def test_polaris_train_with_a_sample_of_other_columns(tmp_path):
     pd.DataFrame({"a": [1.0]}).to_parquet(sample)
     grid_csv = tmp_path / "g.csv"
     grid_csv.write_text("algorithm,transform,metric,min_cluster_size,key,scores_v1\n")
-    res = CliRunner().invoke(main, ["polaris", "train", str(sample), str(grid_csv), str(tmp_path / "m.joblib"),
-                                    "--cache", str(tmp_path / "cache")])
+    res = CliRunner().invoke(
+        main,
+        [
+            "polaris",
+            "train",
+            str(sample),
+            str(grid_csv),
+            str(tmp_path / "m.joblib"),
+            "--cache",
+            str(tmp_path / "cache"),
+        ],
+    )
     clean_failure(res, str(sample), "missing column(s) job_name, user, task_name, group, workload, duration")
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("", "empty file"),
-    ("num_classes,class_thresholds,class_rates,zeta_min,delta,jct_avg\n", "has a header but no rows"),
-    ("a,b\n1,2\n", "missing column(s) num_classes, class_thresholds"),
-    ("num_classes,class_thresholds,class_rates,zeta_min,delta\n1,inf,1,0,0\n", "no objective column"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("", "empty file"),
+        ("num_classes,class_thresholds,class_rates,zeta_min,delta,jct_avg\n", "has a header but no rows"),
+        ("a,b\n1,2\n", "missing column(s) num_classes, class_thresholds"),
+        ("num_classes,class_thresholds,class_rates,zeta_min,delta\n1,inf,1,0,0\n", "no objective column"),
+    ],
+)
 def test_pcs_pick_on_an_empty_or_foreign_csv(tmp_path, text, expected):
     front = tmp_path / "front.csv"
     front.write_text(text)
-    res = CliRunner().invoke(main, ["pcs", "pick", str(front), "--preference", "jct",
-                                    "--out", str(tmp_path / "pick.json")])
+    res = CliRunner().invoke(
+        main, ["pcs", "pick", str(front), "--preference", "jct", "--out", str(tmp_path / "pick.json")]
+    )
     clean_failure(res, str(front), expected, "expected a front CSV written by `schedlab pcs pareto --out`")
     assert files_under(tmp_path) == {"front.csv"}
 
 
 # -- nona simulate --decima-weights ----------------------------------------------------------------
+
 
 def _junk_weights(kind: str, path: Path) -> Path:
     if kind == "text":
@@ -239,21 +371,40 @@ def _junk_weights(kind: str, path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("kind, expected", [
-    ("text", "not a Decima weights file"),
-    ("pickled", "not a Decima weights file"),
-    ("npy", "not a Decima weights file"),
-    ("truncated", "not a Decima weights file"),
-    ("other arrays", "state dict keys differ from Decima's layout; missing 42 of 42"),
-])
+@pytest.mark.parametrize(
+    "kind, expected",
+    [
+        ("text", "not a Decima weights file"),
+        ("pickled", "not a Decima weights file"),
+        ("npy", "not a Decima weights file"),
+        ("truncated", "not a Decima weights file"),
+        ("other arrays", "state dict keys differ from Decima's layout; missing 42 of 42"),
+    ],
+)
 def test_nona_simulate_junk_decima_weights(tmp_path, kind, expected, monkeypatch):
     from schedlab.nona import sim  # experiments imports simulate from it at call time
 
     monkeypatch.setattr(sim, "simulate", lambda *a, **k: pytest.fail("simulated with junk weights"))
     weights = _junk_weights(kind, tmp_path / "junk.npz")
-    res = CliRunner().invoke(main, ["nona", "simulate", "--scheme", "decima_retrained", "--load", "0.5",
-                                    "--workload", "per-server", "--duration", "1", "--decima-weights", str(weights),
-                                    "--out", str(tmp_path / "o.parquet")])
+    res = CliRunner().invoke(
+        main,
+        [
+            "nona",
+            "simulate",
+            "--scheme",
+            "decima_retrained",
+            "--load",
+            "0.5",
+            "--workload",
+            "per-server",
+            "--duration",
+            "1",
+            "--decima-weights",
+            str(weights),
+            "--out",
+            str(tmp_path / "o.parquet"),
+        ],
+    )
     line = clean_failure(res, str(weights), expected)
     assert "allow_pickle" not in res.output and len(line) < 400
     assert files_under(tmp_path) == {"junk.npz"}
@@ -271,9 +422,23 @@ def test_a_valid_weights_file_still_loads(tmp_path):
 
 # -- output format from the extension --------------------------------------------------------------
 
+
 def test_nona_simulate_output_format_follows_the_extension(tmp_path):
-    args = ["nona", "simulate", "--scheme", "random", "--load", "0.5", "--workload", "per-server",
-            "--duration", "1", "--seed", "3", "--out"]
+    args = [
+        "nona",
+        "simulate",
+        "--scheme",
+        "random",
+        "--load",
+        "0.5",
+        "--workload",
+        "per-server",
+        "--duration",
+        "1",
+        "--seed",
+        "3",
+        "--out",
+    ]
     res = CliRunner().invoke(main, [*args, str(tmp_path / "x.xlsx")])
     clean_failure(res, "--out", "unsupported extension '.xlsx'; expected .parquet or .csv")
     assert files_under(tmp_path) == set()
@@ -311,9 +476,12 @@ def test_polaris_predict_output_format_follows_the_extension(tmp_path):
 
 # -- schedlab scorecard --root ----------------------------------------------------------------------
 
+
 def test_scorecard_root_without_reference(tmp_path):
     res = CliRunner().invoke(main, ["scorecard", "--root", str(tmp_path)])
-    clean_failure(res, "--root", f"{tmp_path} has no reference/ folder", "expected a folder holding reference/")
+    clean_failure(
+        res, "--root", f"{tmp_path} has no reference/ folder", "expected a folder holding reference/"
+    )
     (tmp_path / "reference").mkdir()  # present but empty: the missing file is named
     res = CliRunner().invoke(main, ["scorecard", "--root", str(tmp_path)])
     clean_failure(res, str(tmp_path / "reference"), ".yaml: missing", "expected a folder holding reference/")
@@ -325,18 +493,25 @@ def test_scorecard_root_without_reference(tmp_path):
 HEADER = "app_id,submit_time,service,num_jobs,sleep_time\n"
 
 
-@pytest.mark.parametrize("rows, expected", [
-    ("0,0,100,1,0\n1,5,200,2,5\n1,6,50,1,1\n", "line 4: field 'app_id' = 1 repeats line 3; expected one unique"),
-    ("0,0,100,1,0\nx,5,200,2,5\n", "line 3: field 'app_id' = 'x' is not a valid int"),
-    ("0,0,100,1,0\n1.5,5,200,2,5\n", "line 3: field 'app_id' = '1.5' is not a valid int"),
-    # header names swapped: the times land in app_id
-    ("0.0,0,100,1,0\n", "line 2: field 'app_id' = '0.0' is not a valid int"),
-])
+@pytest.mark.parametrize(
+    "rows, expected",
+    [
+        (
+            "0,0,100,1,0\n1,5,200,2,5\n1,6,50,1,1\n",
+            "line 4: field 'app_id' = 1 repeats line 3; expected one unique",
+        ),
+        ("0,0,100,1,0\nx,5,200,2,5\n", "line 3: field 'app_id' = 'x' is not a valid int"),
+        ("0,0,100,1,0\n1.5,5,200,2,5\n", "line 3: field 'app_id' = '1.5' is not a valid int"),
+        # header names swapped: the times land in app_id
+        ("0.0,0,100,1,0\n", "line 2: field 'app_id' = '0.0' is not a valid int"),
+    ],
+)
 def test_trace_with_repeated_or_non_integer_app_ids(tmp_path, rows, expected):
     trace = tmp_path / "t.csv"
     trace.write_text(HEADER + rows)
-    res = CliRunner().invoke(main, ["pcs", "simulate", "--trace", str(trace), "--policy", "FIFO",
-                                    "--out", str(tmp_path / "o.csv")])
+    res = CliRunner().invoke(
+        main, ["pcs", "simulate", "--trace", str(trace), "--policy", "FIFO", "--out", str(tmp_path / "o.csv")]
+    )
     clean_failure(res, str(trace), expected)
     assert files_under(tmp_path) == {"t.csv"}
 
@@ -352,14 +527,31 @@ def test_trace_ids_in_any_order_are_accepted(tmp_path):
 
 # -- a job too large to finish ----------------------------------------------------------------------
 
+
 def test_a_job_that_can_never_finish_is_named(tmp_path):
     trace = tmp_path / "t.csv"
     trace.write_text(HEADER + "0,0,100,1,0\n1,5,1e308,2,5\n2,6,50,1,1\n")
     for extra in ([], ["--predict"]):
-        res = CliRunner().invoke(main, ["pcs", "simulate", "--trace", str(trace), "--policy", "FIFO",
-                                        "--out", str(tmp_path / "o.csv"), *extra])
-        clean_failure(res, "t.csv: line 3: field 'service' = 1e+308: job 1 is too large to ever finish",
-                      "best speedup (2, at most 2 GPUs)", "expected a size below 4e+11 GPU-seconds")
+        res = CliRunner().invoke(
+            main,
+            [
+                "pcs",
+                "simulate",
+                "--trace",
+                str(trace),
+                "--policy",
+                "FIFO",
+                "--out",
+                str(tmp_path / "o.csv"),
+                *extra,
+            ],
+        )
+        clean_failure(
+            res,
+            "t.csv: line 3: field 'service' = 1e+308: job 1 is too large to ever finish",
+            "best speedup (2, at most 2 GPUs)",
+            "expected a size below 4e+11 GPU-seconds",
+        )
     assert files_under(tmp_path) == {"t.csv"}
 
 
@@ -380,17 +572,36 @@ def test_the_size_limit_is_the_simulators_horizon():
 
 # -- SCHEDLAB_DASK pointing nowhere ----------------------------------------------------------------
 
+
 def test_dask_address_with_nothing_listening_fails_fast(tmp_path, monkeypatch):
     import time
 
     monkeypatch.setenv("SCHEDLAB_DASK", "tcp://127.0.0.1:1")
     monkeypatch.setenv("SCHEDLAB_DASK_TIMEOUT", "1")
     t0 = time.perf_counter()
-    res = CliRunner().invoke(main, ["pcs", "pareto", "--trace", str(_trace(tmp_path)), "--objectives", "jct:avg",
-                                    "pred_err:avg", "--num-jobs", "2", "--out", str(tmp_path / "front.csv")])
+    res = CliRunner().invoke(
+        main,
+        [
+            "pcs",
+            "pareto",
+            "--trace",
+            str(_trace(tmp_path)),
+            "--objectives",
+            "jct:avg",
+            "pred_err:avg",
+            "--num-jobs",
+            "2",
+            "--out",
+            str(tmp_path / "front.csv"),
+        ],
+    )
     took = time.perf_counter() - t0
-    clean_failure(res, "$SCHEDLAB_DASK=tcp://127.0.0.1:1: no scheduler answered within 1 s",
-                  "expected the address of a running Dask scheduler", "unset $SCHEDLAB_DASK")
+    clean_failure(
+        res,
+        "$SCHEDLAB_DASK=tcp://127.0.0.1:1: no scheduler answered within 1 s",
+        "expected the address of a running Dask scheduler",
+        "unset $SCHEDLAB_DASK",
+    )
     assert took < 15, took  # distributed's own default waits 30 s
     assert files_under(tmp_path) == {"trace.csv"}
 
@@ -408,6 +619,7 @@ def test_dask_timeout_must_be_positive(monkeypatch):
 
 # -- a relative --output-root -----------------------------------------------------------------------
 
+
 def test_relative_output_root_is_resolved_once_against_the_working_directory(tmp_path, monkeypatch):
     from schedlab import notebooks
 
@@ -421,7 +633,9 @@ def test_relative_output_root_is_resolved_once_against_the_working_directory(tmp
     elsewhere = tmp_path / "work"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # outside the repository, where the kernel runs
-    res = CliRunner().invoke(main, ["notebook", "run", "pcs/fig11", "--output-root", "scratch", "--profile", "paper"])
+    res = CliRunner().invoke(
+        main, ["notebook", "run", "pcs/fig11", "--output-root", "scratch", "--profile", "paper"]
+    )
     assert res.exit_code == 0, res.output
     # the results (the kernel's output_root) and the executed copy land under the same absolute root
     assert seen["output_root"] == elsewhere / "scratch" and seen["output_root"].is_absolute()
@@ -454,7 +668,58 @@ def test_runner_makes_a_relative_output_root_absolute(tmp_path, monkeypatch):
 def test_grid_where_no_run_finds_a_cluster_writes_no_table(tmp_path):
     # 20 uniform rows, clusters of >= 10: every HDBSCAN run labels all rows noise
     sample = _feature_sample(tmp_path / "s.parquet", 20)
-    res = CliRunner().invoke(main, ["polaris", "grid", str(sample), str(tmp_path / "g.csv"), "--cache",
-                                    str(tmp_path / "cache"), "--min-cluster-sizes", "10", "--algorithms", "hdbscan"])
-    clean_failure(res, "no scored runs for hdbscan", "found no cluster", "expected --min-cluster-sizes small enough")
+    res = CliRunner().invoke(
+        main,
+        [
+            "polaris",
+            "grid",
+            str(sample),
+            str(tmp_path / "g.csv"),
+            "--cache",
+            str(tmp_path / "cache"),
+            "--min-cluster-sizes",
+            "10",
+            "--algorithms",
+            "hdbscan",
+        ],
+    )
+    clean_failure(
+        res, "no scored runs for hdbscan", "found no cluster", "expected --min-cluster-sizes small enough"
+    )
     assert not (tmp_path / "g.csv").exists()  # the per-run cache stays: a rerun resumes from it
+
+
+# --- which project root: a mistyped $SCHEDLAB_ROOT, and two checkouts sharing one install ---
+
+
+def _schedlab_cli(args, *, env, cwd):
+    code = "import sys; from schedlab._entry import run; sys.argv = ['schedlab', *sys.argv[1:]]; run()"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.parametrize("make", ["missing", "empty"])
+def test_schedlab_root_that_is_not_a_checkout(tmp_path, make):
+    root = tmp_path / "nope"
+    if make == "empty":
+        root.mkdir()
+    env = {**os.environ, "SCHEDLAB_ROOT": str(root)}
+    res = _schedlab_cli(["--help"], env=env, cwd=tmp_path)
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert "SCHEDLAB_ROOT" in line and str(root) in line and "dvc.yaml" in line
+    assert ("does not exist" in line) == (make == "missing")
+
+
+def test_a_command_says_which_checkout_it_uses(tmp_path):
+    other = tmp_path / "other-checkout"
+    (other / "lib").mkdir(parents=True)
+    (other / "dvc.yaml").write_text("stages: {}\n")
+    env = {k: v for k, v in os.environ.items() if k != "SCHEDLAB_ROOT"}
+    res = _schedlab_cli(["--help"], env=env, cwd=other / "lib")
+    assert res.returncode == 0, res.stderr
+    assert f"using the project at {paths.ROOT}" in res.stderr and str(other) in res.stderr
+    # inside the install's own checkout nothing is said
+    res = _schedlab_cli(["--help"], env=env, cwd=paths.ROOT / "lib")
+    assert res.returncode == 0 and res.stderr == ""

@@ -20,8 +20,10 @@ import pytest
 
 from schedlab import BLAS_CORETYPE, paths
 
-pytestmark = pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
-                                reason="the pin is for OpenBLAS's x86-64 kernel families")
+pytestmark = pytest.mark.skipif(
+    platform.machine().lower() not in ("x86_64", "amd64"),
+    reason="the pin is for OpenBLAS's x86-64 kernel families",
+)
 
 #: solves whose floats go through BLAS (a few loads of the pipeline's and Table III's workloads,
 #: and the paper's penalty method on job f): prints one hash of every table and vector
@@ -58,17 +60,26 @@ def _probe(coretype: str | None, *, pinned: bool) -> tuple[str, str]:
     if not pinned:
         env["SCHEDLAB_BLAS_CORETYPE"] = "auto"
     code = PROBE.format(first="import schedlab")  # schedlab first: the pin acts before NumPy loads
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
-                         cwd=paths.ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=paths.ROOT
+    )
     digest, arch = out.stdout.split(maxsplit=1)
     return digest, arch.strip()
 
 
 def test_the_pin_sets_the_kernel_family_whatever_the_caller_chose():
-    reference = subprocess.run([sys.executable, "-c", "import numpy, threadpoolctl; print([i.get('architecture') "
-                                "for i in threadpoolctl.threadpool_info() if i['internal_api'] == 'openblas'][0])"],
-                               env={**os.environ, "OPENBLAS_CORETYPE": BLAS_CORETYPE}, capture_output=True,
-                               text=True, check=True).stdout.strip()
+    reference = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import numpy, threadpoolctl; print([i.get('architecture') "
+            "for i in threadpoolctl.threadpool_info() if i['internal_api'] == 'openblas'][0])",
+        ],
+        env={**os.environ, "OPENBLAS_CORETYPE": BLAS_CORETYPE},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     for outer in (None, "Prescott", "Sandybridge"):
         assert _probe(outer, pinned=True)[1] == reference, outer
 
@@ -89,10 +100,27 @@ def _run_stage(name: str, root: Path, coretype: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
     if coretype:
         env["OPENBLAS_CORETYPE"] = coretype
-    subprocess.run([str(Path(sys.executable).parent / "schedlab"), "notebook", "run", name, "--profile", "smoke",
-                    "--output-root", str(root)], env=env, check=True, capture_output=True, cwd=paths.ROOT)
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted((root / "results").rglob("*")) if p.is_file() and "timings" not in p.parts}
+    subprocess.run(
+        [
+            str(Path(sys.executable).parent / "schedlab"),
+            "notebook",
+            "run",
+            name,
+            "--profile",
+            "smoke",
+            "--output-root",
+            str(root),
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+        cwd=paths.ROOT,
+    )
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted((root / "results").rglob("*"))
+        if p.is_file() and "timings" not in p.parts
+    }
 
 
 @pytest.mark.skipif(not _has_avx2(), reason="needs a second kernel family this CPU runs")

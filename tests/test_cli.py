@@ -42,8 +42,9 @@ def test_notebook_run_elsewhere_keeps_the_executed_copy_there(tmp_path, monkeypa
         return kw["executed"]
 
     monkeypatch.setattr(notebooks, "run", fake_run)
-    res = CliRunner().invoke(main, ["notebook", "run", "pcs/fig11", "--output-root", str(tmp_path),
-                                    "--profile", "paper"])
+    res = CliRunner().invoke(
+        main, ["notebook", "run", "pcs/fig11", "--output-root", str(tmp_path), "--profile", "paper"]
+    )
     assert res.exit_code == 0, res.output
     assert seen["executed"] == tmp_path / "data" / "executed" / "pcs" / "fig11.ipynb"
     assert seen["output_root"] == tmp_path and seen["profile"] == "paper"

@@ -23,8 +23,14 @@ def sha(b: bytes) -> str:
 
 
 def make_entry(content: bytes, **kw) -> Entry:
-    base = dict(name="t/file.bin", path="t/file.bin", size=len(content), sha256=sha(content), license="test",
-                urls=("https://example.invalid/file.bin",))
+    base = dict(
+        name="t/file.bin",
+        path="t/file.bin",
+        size=len(content),
+        sha256=sha(content),
+        license="test",
+        urls=("https://example.invalid/file.bin",),
+    )
     base.update(kw)
     return Entry(**base)
 
@@ -32,8 +38,11 @@ def make_entry(content: bytes, **kw) -> Entry:
 def test_manifest_covers_the_whole_mirror():
     mirror = paths.mirror()
     assert mirror is not None and mirror.is_dir(), "tests need ../shared/data beside the project"
-    on_disk = {p.relative_to(mirror).as_posix() for p in mirror.rglob("*")
-               if p.is_file() and p.name not in ("README.md", "MANIFEST.tsv")}
+    on_disk = {
+        p.relative_to(mirror).as_posix()
+        for p in mirror.rglob("*")
+        if p.is_file() and p.name not in ("README.md", "MANIFEST.tsv")
+    }
     listed = {e.path for e in data.entries() if not e.optional}
     assert on_disk == listed
 
@@ -110,14 +119,18 @@ def test_download_failure_names_url_and_mirror_help(tmp_path, monkeypatch):
 def test_download_verifies_and_writes(tmp_path, monkeypatch):
     monkeypatch.delenv("SCHEDLAB_OFFLINE", raising=False)
     content = b"a,b\n1,2\n"
-    path = data.fetch_entry(make_entry(content), mirror=None, root=tmp_path, opener=lambda u: io.BytesIO(content))
+    path = data.fetch_entry(
+        make_entry(content), mirror=None, root=tmp_path, opener=lambda u: io.BytesIO(content)
+    )
     assert path.read_bytes() == content
 
 
 def test_download_with_wrong_bytes_keeps_nothing(tmp_path, monkeypatch):
     monkeypatch.delenv("SCHEDLAB_OFFLINE", raising=False)
     with pytest.raises(data.ChecksumMismatch, match="expected sha256"):
-        data.fetch_entry(make_entry(b"right"), mirror=None, root=tmp_path, opener=lambda u: io.BytesIO(b"wrong"))
+        data.fetch_entry(
+            make_entry(b"right"), mirror=None, root=tmp_path, opener=lambda u: io.BytesIO(b"wrong")
+        )
     assert not any(p.is_file() for p in tmp_path.rglob("*"))
 
 

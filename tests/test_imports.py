@@ -40,7 +40,8 @@ def _module_name(path: Path, root: Path) -> str:
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _import_nodes(tree: ast.AST):
@@ -182,17 +183,20 @@ def _write(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_checker_finds_a_circle_through_a_function_level_import(tmp_path):
-    root = _write(tmp_path, {
-        "pkg/__init__.py": "from pkg import c",  # a package importing its submodule: no circle
-        "pkg/a.py": "from . import b",
-        # b imports a only inside a function: still a circle
-        "pkg/b.py": "def f():\n    from pkg.a import X\n    return X",
-        "pkg/c.py": "import pkg.b",
-        "pkg/sub/__init__.py": "",
-        "pkg/sub/d.py": "from ..c import thing",
-        "pkg/sub/e.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.sub import f",
-        "pkg/sub/f.py": "from pkg.sub.e import Y",
-    })
+    root = _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from pkg import c",  # a package importing its submodule: no circle
+            "pkg/a.py": "from . import b",
+            # b imports a only inside a function: still a circle
+            "pkg/b.py": "def f():\n    from pkg.a import X\n    return X",
+            "pkg/c.py": "import pkg.b",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/d.py": "from ..c import thing",
+            "pkg/sub/e.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.sub import f",
+            "pkg/sub/f.py": "from pkg.sub.e import Y",
+        },
+    )
     graph = module_graph(root)
     assert graph["pkg.sub.d"] == {"pkg.c"}  # relative import two levels up resolved
     assert graph["pkg.b"] == {"pkg.a"} and graph["pkg"] == {"pkg.c"}
@@ -201,25 +205,30 @@ def test_checker_finds_a_circle_through_a_function_level_import(tmp_path):
 
 
 def test_checker_names_every_circle_and_its_path(tmp_path):
-    root = _write(tmp_path, {
-        "q/__init__.py": "from q.x import run",  # a name from the package: an edge to it
-        "q/x.py": "import q.y",
-        "q/y.py": "def g():\n    from q import run",
-        "r/__init__.py": "",
-        "r/s.py": "from r import t",
-        "r/t.py": "from . import u",
-        "r/u.py": "import r.s",
-    })
+    root = _write(
+        tmp_path,
+        {
+            "q/__init__.py": "from q.x import run",  # a name from the package: an edge to it
+            "q/x.py": "import q.y",
+            "q/y.py": "def g():\n    from q import run",
+            "r/__init__.py": "",
+            "r/s.py": "from r import t",
+            "r/t.py": "from . import u",
+            "r/u.py": "import r.s",
+        },
+    )
     assert sorted(import_cycles(root)) == [["q", "q.x", "q.y", "q"], ["r.s", "r.t", "r.u", "r.s"]]
 
 
 def test_no_import_circle_in_schedlab():
     cycles = import_cycles(LIB)
     assert not cycles, "import circles in lib/schedlab (function-level imports included):\n" + "\n".join(
-        " -> ".join(c) for c in cycles)
+        " -> ".join(c) for c in cycles
+    )
 
 
 # --- schedlab.nona's front door -------------------------------------------------------------------
+
 
 def test_every_public_nona_name_resolves():
     nona = importlib.import_module("schedlab.nona")
@@ -231,7 +240,9 @@ def test_every_public_nona_name_resolves():
 
 
 def test_importing_schedlab_loads_no_paper_package():
-    code = ("import sys, schedlab; bad = [m for m in sys.modules if m.startswith(('schedlab.nona', "
-            "'schedlab.pcs', 'schedlab.polaris', 'numpy', 'pandas'))]; print(bad); sys.exit(bool(bad))")
+    code = (
+        "import sys, schedlab; bad = [m for m in sys.modules if m.startswith(('schedlab.nona', "
+        "'schedlab.pcs', 'schedlab.polaris', 'numpy', 'pandas'))]; print(bad); sys.exit(bool(bad))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr

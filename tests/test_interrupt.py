@@ -14,9 +14,11 @@ import pytest
 from schedlab import paths
 
 FIXTURE = paths.ROOT / "tests/fixtures/slow_notebook.ipynb"
-RUNNER = ("from pathlib import Path; from schedlab import notebooks; "
-          "notebooks.run('test/slow', output_root=Path({root!r}), executed=Path({root!r}) / 'executed.ipynb', "
-          "source=Path({src!r}))")
+RUNNER = (
+    "from pathlib import Path; from schedlab import notebooks; "
+    "notebooks.run('test/slow', output_root=Path({root!r}), executed=Path({root!r}) / 'executed.ipynb', "
+    "source=Path({src!r}))"
+)
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc and POSIX signals")
 
@@ -63,8 +65,13 @@ def _assert_stopped_cleanly(root: Path, kernel: int) -> None:
 
 def test_sigterm_to_the_process_group_stops_notebook_and_kernel(tmp_path):
     # dvc runs a stage through a shell; SIGTERM to the whole group (as `kill -- -PGID` does)
-    proc = subprocess.Popen(["sh", "-c", _stage_command(tmp_path)], start_new_session=True, preexec_fn=_sighup_default,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        ["sh", "-c", _stage_command(tmp_path)],
+        start_new_session=True,
+        preexec_fn=_sighup_default,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         assert _wait_for(lambda: (tmp_path / "kernel.pid").exists(), 90), "the notebook never started"
         kernel = int((tmp_path / "kernel.pid").read_text())
@@ -79,8 +86,13 @@ def test_sigterm_to_the_process_group_stops_notebook_and_kernel(tmp_path):
 def test_killing_the_parent_alone_stops_notebook_and_kernel(tmp_path):
     # `kill -9 <dvc pid>`: only dvc dies; its stage (shell -> schedlab -> kernel) must follow
     parent_code = f"import subprocess; subprocess.run({_stage_command(tmp_path)!r}, shell=True)"
-    parent = subprocess.Popen([sys.executable, "-c", parent_code], start_new_session=True,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_sighup_default)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", parent_code],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=_sighup_default,
+    )
     try:
         assert _wait_for(lambda: (tmp_path / "kernel.pid").exists(), 90), "the notebook never started"
         kernel = int((tmp_path / "kernel.pid").read_text())
@@ -97,8 +109,13 @@ def test_killing_the_parent_alone_stops_notebook_and_kernel(tmp_path):
 def test_a_nohup_run_outlives_its_parent(tmp_path):
     # `nohup schedlab notebook run ... &` then the shell exits: the run was detached on purpose
     parent_code = f"import subprocess; subprocess.run('nohup ' + {_stage_command(tmp_path)!r}, shell=True)"
-    parent = subprocess.Popen([sys.executable, "-c", parent_code], start_new_session=True,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", parent_code],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+    )
     try:
         assert _wait_for(lambda: (tmp_path / "kernel.pid").exists(), 90), "the notebook never started"
         kernel = int((tmp_path / "kernel.pid").read_text())

@@ -38,10 +38,13 @@ INFO_FROM_LAB = {"name": "python", "version": "3.11.9", "mimetype": "text/x-pyth
 
 # --- the rules -----------------------------------------------------------------------------------
 
+
 def test_same_kernel_keeps_what_the_file_has():
     """The two committed forms (with and without ``language_info``) both come back as they were."""
-    for on_disk in ({"kernelspec": SPEC_ON_DISK, "jupytext": {"x": 1}},
-                    {"kernelspec": SPEC_ON_DISK, "language_info": {"name": "python"}}):
+    for on_disk in (
+        {"kernelspec": SPEC_ON_DISK, "jupytext": {"x": 1}},
+        {"kernelspec": SPEC_ON_DISK, "language_info": {"name": "python"}},
+    ):
         sent = {**on_disk, "kernelspec": SPEC_FROM_LAB, "language_info": INFO_FROM_LAB}
         assert labhooks.restore_kernel_metadata(sent, on_disk) == on_disk
 
@@ -92,8 +95,10 @@ def test_hook_reads_the_file_and_rejects_what_is_not_a_notebook(tmp_path):
         root_dir = str(tmp_path)
 
     (tmp_path / "a.ipynb").write_text(json.dumps({"metadata": {"kernelspec": SPEC_ON_DISK}, "cells": []}))
-    model = {"type": "notebook", "content": {"metadata": {"kernelspec": SPEC_FROM_LAB,
-                                                          "language_info": INFO_FROM_LAB}, "cells": []}}
+    model = {
+        "type": "notebook",
+        "content": {"metadata": {"kernelspec": SPEC_FROM_LAB, "language_info": INFO_FROM_LAB}, "cells": []},
+    }
     labhooks.keep_kernel_metadata(model, "/a.ipynb", Manager())
     assert model["content"]["metadata"] == {"kernelspec": SPEC_ON_DISK}
 
@@ -110,6 +115,7 @@ def test_hook_reads_the_file_and_rejects_what_is_not_a_notebook(tmp_path):
 
 # --- a real server and kernel ----------------------------------------------------------------------
 
+
 class Server:
     """A Jupyter server on 127.0.0.1 with a token, driven through its REST API and websocket."""
 
@@ -117,18 +123,36 @@ class Server:
         self.root, self.token = root, secrets.token_hex(16)
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_DATA_DIR": str(home / "data"),
-               "JUPYTER_RUNTIME_DIR": str(home / "runtime"), "IPYTHONDIR": str(home / "ipython")}
+        env = {
+            **os.environ,
+            "JUPYTER_CONFIG_DIR": str(home / "config"),
+            "JUPYTER_DATA_DIR": str(home / "data"),
+            "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+            "IPYTHONDIR": str(home / "ipython"),
+        }
         env.pop("JUPYTER_CONFIG_PATH", None)
         if with_hook:  # what `make lab` sets
             env["JUPYTER_CONFIG_PATH"] = str(LAB_CONFIG)
         home.mkdir(parents=True, exist_ok=True)
         self.log = (home / "server.log").open("w")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "jupyter_server", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
-             "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
-             "--ServerApp.open_browser=False", f"--ServerApp.root_dir={root}", "--ServerApp.allow_root=True"],
-            env=env, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            [
+                sys.executable,
+                "-m",
+                "jupyter_server",
+                "--ServerApp.ip=127.0.0.1",
+                f"--ServerApp.port={self.port}",
+                "--ServerApp.port_retries=0",
+                f"--IdentityProvider.token={self.token}",
+                "--ServerApp.open_browser=False",
+                f"--ServerApp.root_dir={root}",
+                "--ServerApp.allow_root=True",
+            ],
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
         try:
             self._wait_ready()
         except BaseException:  # never leave a server behind, whatever stopped the wait
@@ -139,9 +163,12 @@ class Server:
 
     def request(self, method: str, api: str, body: dict | None = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(f"{self.base}{api}", data=data, method=method,
-                                     headers={"Authorization": f"token {self.token}",
-                                              "Content-Type": "application/json"})
+        req = urllib.request.Request(
+            f"{self.base}{api}",
+            data=data,
+            method=method,
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(req, timeout=REQUEST_TIMEOUT) as resp:
             text = resp.read()
         return json.loads(text) if text else {}
@@ -169,17 +196,37 @@ class Server:
         session = uuid.uuid4().hex
         ws = websocket.create_connection(
             f"ws://127.0.0.1:{self.port}/api/kernels/{kernel_id}/channels?session_id={session}",
-            header=[f"Authorization: token {self.token}"], timeout=REQUEST_TIMEOUT)
+            header=[f"Authorization: token {self.token}"],
+            timeout=REQUEST_TIMEOUT,
+        )
         try:
             msg_id = uuid.uuid4().hex
-            ws.send(json.dumps({"header": {"msg_id": msg_id, "msg_type": "kernel_info_request", "session": session,
-                                           "username": "test", "date": "", "version": "5.3"},
-                                "parent_header": {}, "metadata": {}, "content": {}, "channel": "shell",
-                                "buffers": []}))
+            ws.send(
+                json.dumps(
+                    {
+                        "header": {
+                            "msg_id": msg_id,
+                            "msg_type": "kernel_info_request",
+                            "session": session,
+                            "username": "test",
+                            "date": "",
+                            "version": "5.3",
+                        },
+                        "parent_header": {},
+                        "metadata": {},
+                        "content": {},
+                        "channel": "shell",
+                        "buffers": [],
+                    }
+                )
+            )
             deadline = time.monotonic() + STARTUP_TIMEOUT
             while time.monotonic() < deadline:
                 msg = json.loads(ws.recv())
-                if msg.get("parent_header", {}).get("msg_id") == msg_id and msg["msg_type"] == "kernel_info_reply":
+                if (
+                    msg.get("parent_header", {}).get("msg_id") == msg_id
+                    and msg["msg_type"] == "kernel_info_reply"
+                ):
                     return msg["content"]
             raise TimeoutError(f"no kernel_info_reply within {STARTUP_TIMEOUT} s")
         finally:
@@ -214,9 +261,12 @@ def _lab_autosave(server: Server, rel: str, kernelspec: dict, language_info: dic
     model = server.request("GET", f"/api/contents/{rel}?content=1&type=notebook")
     metadata = model["content"]["metadata"]
     assert (metadata.get("kernelspec"), metadata.get("language_info")) != (kernelspec, language_info), (
-        f"{rel}: the kernel's metadata equals the file's, so this save would prove nothing")
+        f"{rel}: the kernel's metadata equals the file's, so this save would prove nothing"
+    )
     metadata.update(kernelspec=kernelspec, language_info=language_info)
-    server.request("PUT", f"/api/contents/{rel}", {"type": "notebook", "format": "json", "content": model["content"]})
+    server.request(
+        "PUT", f"/api/contents/{rel}", {"type": "notebook", "format": "json", "content": model["content"]}
+    )
 
 
 @pytest.mark.parametrize("with_hook", [True, False], ids=["make-lab-config", "no-config"])
@@ -238,11 +288,18 @@ def test_kernel_start_and_autosave_change_no_file(tmp_path, with_hook):
 
     server = Server(root, tmp_path / "jupyter", with_hook)
     try:
-        session = server.request("POST", "/api/sessions", {"path": stage, "type": "notebook", "name": "",
-                                                           "kernel": {"name": notebooks.KERNELSPEC["name"]}})
+        session = server.request(
+            "POST",
+            "/api/sessions",
+            {"path": stage, "type": "notebook", "name": "", "kernel": {"name": notebooks.KERNELSPEC["name"]}},
+        )
         kernel = session["kernel"]
         spec = server.request("GET", "/api/kernelspecs")["kernelspecs"][kernel["name"]]["spec"]
-        kernelspec = {"name": kernel["name"], "display_name": spec["display_name"], "language": spec["language"]}
+        kernelspec = {
+            "name": kernel["name"],
+            "display_name": spec["display_name"],
+            "language": spec["language"],
+        }
         language_info = server.kernel_info(kernel["id"])["language_info"]
         assert language_info["name"] == "python" and "version" in language_info, language_info
         for rel in rels:  # every notebook: on this kernel Lab writes the same two entries into each
@@ -255,22 +312,39 @@ def test_kernel_start_and_autosave_change_no_file(tmp_path, with_hook):
     scripts = [rel for rel in rels if (root / rel).with_suffix(".py").read_bytes() != before[rel][".py"]]
     assert not scripts, f"saving rewrote the scripts of {scripts}"
     written = [rel for rel in rels if (root / rel).with_suffix(".py").stat().st_mtime_ns != py_mtimes[rel]]
-    assert written == rels, "jupytext's contents manager did not save the pairs: the server is not the one Lab runs"
+    assert written == rels, (
+        "jupytext's contents manager did not save the pairs: the server is not the one Lab runs"
+    )
     if with_hook:
         assert not rewritten, f"JupyterLab's autosave rewrites {rewritten} although nothing was edited"
     else:
-        assert rewritten == rels, f"without the hook these saves left {sorted(set(rels) - set(rewritten))} alone"
+        assert rewritten == rels, (
+            f"without the hook these saves left {sorted(set(rels) - set(rewritten))} alone"
+        )
 
 
 def test_make_lab_loads_the_config():
     """`make lab` puts ``.jupyter`` on Jupyter's config path (what the server test above calls
     the make-lab-config), keeping any path the user had set."""
-    dry_run = subprocess.run(["make", "-n", "lab"], cwd=paths.ROOT, capture_output=True, text=True, timeout=60,
-                             env={**os.environ, "JUPYTER_CONFIG_PATH": "/elsewhere"}, check=True).stdout
+    dry_run = subprocess.run(
+        ["make", "-n", "lab"],
+        cwd=paths.ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "JUPYTER_CONFIG_PATH": "/elsewhere"},
+        check=True,
+    ).stdout
     command = next((line for line in dry_run.splitlines() if "JUPYTER_CONFIG_PATH=" in line), None)
     assert command is not None, f"`make lab` does not set JUPYTER_CONFIG_PATH:\n{dry_run}"
     assignment = command.strip().removesuffix("\\").strip()  # the prefix of the `jupyter lab` command
-    shown = subprocess.run(["bash", "-c", assignment + " env"], capture_output=True, text=True, timeout=60,
-                           env={**os.environ, "JUPYTER_CONFIG_PATH": "/elsewhere"}, check=True).stdout
+    shown = subprocess.run(
+        ["bash", "-c", assignment + " env"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "JUPYTER_CONFIG_PATH": "/elsewhere"},
+        check=True,
+    ).stdout
     assert f"JUPYTER_CONFIG_PATH={LAB_CONFIG}:/elsewhere\n" in shown
     assert (LAB_CONFIG / "jupyter_server_config.py").is_file()

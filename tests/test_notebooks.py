@@ -43,7 +43,9 @@ def test_notebook_is_in_the_form_jupyter_saves(path):
     assert (nb.nbformat, nb.nbformat_minor) >= (4, 5), f"{path}: upgrade to nbformat 4.5 (cell ids)"
     ids = [c.id for c in nb.cells]
     assert len(set(ids)) == len(ids), f"{path}: duplicate cell ids"
-    assert text == nbformat.writes(nb) + "\n", f"{path}: not in Jupyter's saved form; run `make notebooks-sync`"
+    assert text == nbformat.writes(nb) + "\n", (
+        f"{path}: not in Jupyter's saved form; run `make notebooks-sync`"
+    )
 
 
 def test_saving_in_jupyterlab_changes_nothing(tmp_path):
@@ -70,7 +72,9 @@ def test_saving_in_jupyterlab_changes_nothing(tmp_path):
         asyncio.run(open_and_save(rel))
         for suffix in (".ipynb", ".py"):
             saved = (root / rel).with_suffix(suffix).read_text()
-            assert saved == path.with_suffix(suffix).read_text(), f"saving {rel} in JupyterLab rewrites its {suffix}"
+            assert saved == path.with_suffix(suffix).read_text(), (
+                f"saving {rel} in JupyterLab rewrites its {suffix}"
+            )
 
 
 @pytest.mark.parametrize("path", ALL_NOTEBOOKS, **NB_IDS)
@@ -86,7 +90,8 @@ def test_paired_script_matches_the_notebook(path):
     expected = jupytext.writes(nb, fmt="py:percent", config=config)
     assert script.read_text() == expected, (
         f"{path.relative_to(paths.ROOT)} and {script.name} differ: one was edited without the other "
-        "(open it in JupyterLab with jupytext, or run `make notebooks-sync`)")
+        "(open it in JupyterLab with jupytext, or run `make notebooks-sync`)"
+    )
 
 
 def test_no_notebook_generators():
@@ -106,7 +111,9 @@ def _parameters_cell(path):
 def _literal_assignments(source):
     values = {}
     for node in ast.parse(source).body:
-        assert isinstance(node, ast.Assign) and len(node.targets) == 1, f"not a plain assignment: {ast.unparse(node)}"
+        assert isinstance(node, ast.Assign) and len(node.targets) == 1, (
+            f"not a plain assignment: {ast.unparse(node)}"
+        )
         values[node.targets[0].id] = ast.literal_eval(node.value)
     return values
 
@@ -117,11 +124,17 @@ def test_parameters_cell_holds_only_what_papermill_injects(path):
     pipeline injects, and the next cell loads (and shows) the notebook's own section."""
     name = _name(path)
     cell = _literal_assignments(_parameters_cell(path))
-    assert cell == {"output_root": "", "profile": "default", "overrides": {}}, f"{path}: parameters cell {cell}"
+    assert cell == {"output_root": "", "profile": "default", "overrides": {}}, (
+        f"{path}: parameters cell {cell}"
+    )
     nb = json.loads(path.read_text())
-    tagged = next(i for i, c in enumerate(nb["cells"]) if "parameters" in c.get("metadata", {}).get("tags", []))
+    tagged = next(
+        i for i, c in enumerate(nb["cells"]) if "parameters" in c.get("metadata", {}).get("tags", [])
+    )
     loader = "".join(nb["cells"][tagged + 1]["source"])
-    assert f'stage_params("{name}", profile, overrides)' in loader, f"{path}: the cell after the parameters loads another section"
+    assert f'stage_params("{name}", profile, overrides)' in loader, (
+        f"{path}: the cell after the parameters loads another section"
+    )
     assert "globals().update(params.values)" in loader and loader.rstrip().endswith("params")
 
 
@@ -133,8 +146,12 @@ def test_the_loader_cell_gives_the_pipeline_values():
         ns.update(notebooks.stage_params("nona/fig5", profile, {}).values)
         expected = notebooks.load_params("nona/fig5", profile=profile)
         assert ns == expected and ns["servers"] == 80 and "shared" not in ns and "profiles" not in ns
-    assert notebooks.stage_params("nona/fig5", "teaching", {}).values["duration"] == 30.0  # nona.common's teaching
-    assert notebooks.stage_params("nona/fig5", "paper", {}).values["nona_tables"] is None  # the section's own paper
+    assert (
+        notebooks.stage_params("nona/fig5", "teaching", {}).values["duration"] == 30.0
+    )  # nona.common's teaching
+    assert (
+        notebooks.stage_params("nona/fig5", "paper", {}).values["nona_tables"] is None
+    )  # the section's own paper
 
 
 @pytest.mark.parametrize("path", STAGE_NOTEBOOKS, **NB_IDS)
@@ -166,18 +183,26 @@ def test_every_stage_notebook_exists_and_has_params():
             assert f"notebooks/{nb}.ipynb" in stage["deps"], name
             keys = [p if isinstance(p, str) else next(iter(p)) for p in stage.get("params", [])]
             assert keys == imports.stage_param_list(cmd), (
-                f"{name}: params {keys}, expected {imports.stage_param_list(cmd)} (python tools/stage_deps.py --write)")
+                f"{name}: params {keys}, expected {imports.stage_param_list(cmd)} (python tools/stage_deps.py --write)"
+            )
             assert notebooks.load_params(nb), f"{name}: params.yaml lacks {notebooks.stage_key(nb)}"
 
 
 def test_stage_param_list_follows_a_shared_value():
     """A stage that takes a shared value lists it, with any profile's change of it; one that does not, does not."""
     fig5 = imports.stage_param_list("schedlab notebook run nona/fig5")
-    assert {"nona.fig5", "nona.common.workload", "nona.common.duration", "nona.common.profiles.teaching.duration"} <= set(fig5)
+    assert {
+        "nona.fig5",
+        "nona.common.workload",
+        "nona.common.duration",
+        "nona.common.profiles.teaching.duration",
+    } <= set(fig5)
     table2 = imports.stage_param_list("schedlab notebook run nona/table2")
     assert table2 == ["profile", "nona.table2", "nona.common.models"]
     calibration = imports.stage_param_list("schedlab notebook run nona/calibration")
-    assert "nona.fig3" in calibration and "nona.common.workload" in calibration  # it loads the figures' values
+    assert (
+        "nona.fig3" in calibration and "nona.common.workload" in calibration
+    )  # it loads the figures' values
 
 
 def test_overrides_replace_one_value_and_name_a_typo(tmp_path):
@@ -193,7 +218,9 @@ def test_overrides_replace_one_value_and_name_a_typo(tmp_path):
 
 def test_a_shared_value_set_twice_or_missing_is_an_error(tmp_path):
     f = tmp_path / "params.yaml"
-    f.write_text(yaml.safe_dump({"x": {"common": {"n": 1}, "a": {"shared": ["n"], "n": 2}, "b": {"shared": ["m"]}}}))
+    f.write_text(
+        yaml.safe_dump({"x": {"common": {"n": 1}, "a": {"shared": ["n"], "n": 2}, "b": {"shared": ["m"]}}})
+    )
     with pytest.raises(notebooks.ParamsError, match="sets 'n' and also takes it from x.common"):
         notebooks.load_params("x/a", f)
     with pytest.raises(notebooks.ParamsError, match="takes 'm' from x.common, which does not define it"):
@@ -207,7 +234,9 @@ def test_cli_p_overrides_and_refuses_an_unknown_key(monkeypatch, tmp_path):
 
     seen = {}
     monkeypatch.setattr(notebooks, "run", lambda name, **kw: seen.update(kw) or tmp_path / "x.ipynb")
-    res = CliRunner().invoke(main, ["notebook", "run", "nona/fig5", "-p", "duration", "30", "-p", "loads", "[0.1]"])
+    res = CliRunner().invoke(
+        main, ["notebook", "run", "nona/fig5", "-p", "duration", "30", "-p", "loads", "[0.1]"]
+    )
     assert res.exit_code == 0, res.output
     assert seen["overrides"] == {"duration": 30, "loads": [0.1]}
     monkeypatch.undo()
@@ -220,7 +249,9 @@ def test_table2_notebook_smoke(tmp_path):
     assert executed.is_file()
     from test_stage_files import undeclared_writes  # what it wrote is what dvc.yaml declares
 
-    assert undeclared_writes("nona_table2", tmp_path) == [str(executed.relative_to(tmp_path))]
+    # the executed copy and its progress log (beside it) are where the test asked for them
+    copy = executed.relative_to(tmp_path)
+    assert undeclared_writes("nona_table2", tmp_path) == [str(copy), str(copy.with_suffix(".log"))]
     table = pd.read_csv(tmp_path / "results/nona/table2.csv").set_index("model")
     assert table.loc["resnet18", "post_tasks"] == 10
     assert table.loc["gpt2", "status"] in ("missing input", "ok")

@@ -53,8 +53,9 @@ def test_loky_equals_serial_and_uses_other_processes():
 def test_dask_localcluster_with_two_processes_equals_serial():
     distributed = pytest.importorskip("distributed")
     ref = _serial_reference()
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
         with parallel.Executor(scheduler=cluster.scheduler_address) as ex:
             assert ex.kind == "dask" and ex.workers == 2
             got = ex.map(draw, parallel.spawn_seeds(42, 9), 5)
@@ -119,7 +120,9 @@ def test_executor_context_builds_keeps_or_closes(monkeypatch):
     assert len(built) == 1  # one it built is closed on leaving the block
 
 
-@pytest.mark.parametrize("spec, error", [(2.5, TypeError), (True, TypeError), ("  ", ValueError), (0, ValueError)])
+@pytest.mark.parametrize(
+    "spec, error", [(2.5, TypeError), (True, TypeError), ("  ", ValueError), (0, ValueError)]
+)
 def test_executor_context_refuses_what_names_no_executor(spec, error):
     with pytest.raises(error):
         with parallel.executor(spec):

@@ -20,19 +20,30 @@ from schedlab.nona.graphs import GraphFormatError, read_graph
 from schedlab.pcs.configs import ConfigError, load_config
 from schedlab.pcs.workload import TraceError, load_trace
 
-TRACE = ("app_id,submit_time,service,num_jobs,sleep_time,model_name\n"
-         "0,0.0,3184686.79,4,0.0,TransformerModel256\n"
-         "1,1456.0,3220179.86,4,1456.0,VggnetModel256\n"
-         "2,1500.5,120.0,1,44.5,\n").encode()
-GRAPH = ("node1 -- Input -- forward_compute_time=1.000, backward_compute_time=0.000, "
-         "activation_size=8.000, parameter_size=0.000\n"
-         "node2 -- Conv2d(3, 64) -- forward_compute_time=0.500, backward_compute_time=0.100, "
-         "activation_size=[4.000; 4.000], parameter_size=16.000 -- stage_id=0\n"
-         "node3 -- ReLU() -- forward_compute_time=0.200, backward_compute_time=0.100, "
-         "activation_size=8.000, parameter_size=0.000 -- stage_id=1\n"
-         "\tnode1 -- node2\n\tnode2 -- node3\n").encode()
-CONFIG = json.dumps({"num_classes": 2, "class_thresholds": [120, "inf"], "class_rates": ["2/3", "1/3"],
-                     "clip_demand_factor": 0.5, "delta": 0.2}).encode()
+TRACE = (
+    "app_id,submit_time,service,num_jobs,sleep_time,model_name\n"
+    "0,0.0,3184686.79,4,0.0,TransformerModel256\n"
+    "1,1456.0,3220179.86,4,1456.0,VggnetModel256\n"
+    "2,1500.5,120.0,1,44.5,\n"
+).encode()
+GRAPH = (
+    "node1 -- Input -- forward_compute_time=1.000, backward_compute_time=0.000, "
+    "activation_size=8.000, parameter_size=0.000\n"
+    "node2 -- Conv2d(3, 64) -- forward_compute_time=0.500, backward_compute_time=0.100, "
+    "activation_size=[4.000; 4.000], parameter_size=16.000 -- stage_id=0\n"
+    "node3 -- ReLU() -- forward_compute_time=0.200, backward_compute_time=0.100, "
+    "activation_size=8.000, parameter_size=0.000 -- stage_id=1\n"
+    "\tnode1 -- node2\n\tnode2 -- node3\n"
+).encode()
+CONFIG = json.dumps(
+    {
+        "num_classes": 2,
+        "class_thresholds": [120, "inf"],
+        "class_rates": ["2/3", "1/3"],
+        "clip_demand_factor": 0.5,
+        "delta": 0.2,
+    }
+).encode()
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -49,10 +60,31 @@ def corrupted(draw, data: bytes) -> bytes:
         if kind == "flip":
             out[i] = draw(st.integers(0, 255))
         elif kind == "delete":
-            del out[i: i + draw(st.integers(1, 20))]
+            del out[i : i + draw(st.integers(1, 20))]
         elif kind == "insert":
-            out[i:i] = draw(st.sampled_from([b",", b"\n", b"-", b"nan", b"inf", b"#", b"\t", b" -- ", b"\"",
-                                             b"1e400", b"\x00", b"\xff", b"[", b"=", b"null", b"{}", b"[]"]))
+            out[i:i] = draw(
+                st.sampled_from(
+                    [
+                        b",",
+                        b"\n",
+                        b"-",
+                        b"nan",
+                        b"inf",
+                        b"#",
+                        b"\t",
+                        b" -- ",
+                        b'"',
+                        b"1e400",
+                        b"\x00",
+                        b"\xff",
+                        b"[",
+                        b"=",
+                        b"null",
+                        b"{}",
+                        b"[]",
+                    ]
+                )
+            )
         elif kind == "truncate":
             del out[i:]
         elif kind == "swap_lines":
@@ -85,7 +117,11 @@ def test_corrupted_trace_csv(data):
 
 
 @SETTINGS
-@given(st.one_of(corrupted(gzip.compress(TRACE, mtime=0)), corrupted(TRACE).map(lambda b: gzip.compress(b, mtime=0))))
+@given(
+    st.one_of(
+        corrupted(gzip.compress(TRACE, mtime=0)), corrupted(TRACE).map(lambda b: gzip.compress(b, mtime=0))
+    )
+)
 def test_corrupted_trace_gzip(data):
     _reads_or_raises_own_error(load_trace, _write("trace.csv.gz", data), TraceError)
 
@@ -103,10 +139,22 @@ def test_corrupted_wfq_config(data):
 
 
 @SETTINGS
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-                    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(
-                        st.sampled_from(["class_thresholds", "class_rates", "num_classes", "delta",
-                                         "clip_demand_factor", "x"]), kids, max_size=5), max_leaves=12))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+        lambda kids: (
+            st.lists(kids, max_size=4)
+            | st.dictionaries(
+                st.sampled_from(
+                    ["class_thresholds", "class_rates", "num_classes", "delta", "clip_demand_factor", "x"]
+                ),
+                kids,
+                max_size=5,
+            )
+        ),
+        max_leaves=12,
+    )
+)
 def test_any_json_as_wfq_config(doc):
     try:
         text = json.dumps(doc)
@@ -124,9 +172,12 @@ def _decima_npz() -> bytes:
     from schedlab.nona.decima.policy import LAYOUT
 
     rng = np.random.default_rng(0)
-    state = {f"{p}.{i}.{kind}": rng.standard_normal(shape if kind == "weight" else shape[:1]).astype(np.float32)
-             for p, (_, shapes) in LAYOUT.items() for i, shape in zip((0, 2, 4), shapes)
-             for kind in ("weight", "bias")}
+    state = {
+        f"{p}.{i}.{kind}": rng.standard_normal(shape if kind == "weight" else shape[:1]).astype(np.float32)
+        for p, (_, shapes) in LAYOUT.items()
+        for i, shape in zip((0, 2, 4), shapes)
+        for kind in ("weight", "bias")
+    }
     buf = io.BytesIO()
     np.savez(buf, **state)
     return buf.getvalue()
@@ -138,7 +189,7 @@ DECIMA_NPZ = _decima_npz()
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(corrupted(DECIMA_NPZ))
 def test_corrupted_decima_weights(data):
-    # issue 33: numpy's own error nudges toward allow_pickle=True; ours names the file instead
+    # numpy's own error nudges toward allow_pickle=True; ours names the file instead
     from schedlab.nona.decima.policy import load_weights
 
     path = _write("weights.npz", data)

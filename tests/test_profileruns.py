@@ -24,7 +24,9 @@ def test_a_profile_run_leaves_params_and_git_alone(tmp_path):
     # the copy's pipeline sees the profile: its notebooks load teaching's values
     env = {**os.environ, "SCHEDLAB_ROOT": str(dest)}
     code = "from schedlab import notebooks; print(notebooks.load_params('nona/fig5')['duration'])"
-    out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
+    ).stdout
     assert out.strip() == "30.0"
 
 
@@ -40,7 +42,9 @@ def test_the_copy_carries_uncommitted_edits_and_deletions(tmp_path):
     (root / "kept.txt").write_text("v2, not committed")
     (root / "new.txt").write_text("untracked")
     dest = profileruns.prepare("paper", root=root, dest=tmp_path / "paper")
-    assert (dest / "kept.txt").read_text() == "v2, not committed" and (dest / "new.txt").read_text() == "untracked"
+    assert (dest / "kept.txt").read_text() == "v2, not committed" and (
+        dest / "new.txt"
+    ).read_text() == "untracked"
     assert (dest / "params.yaml").read_text() == "# top\nprofile: paper  # the switch\nx: {a: 1}\n"
     assert (root / "params.yaml").read_text().startswith("# top\nprofile: default")
     (root / "gone.txt").unlink()
@@ -50,8 +54,9 @@ def test_the_copy_carries_uncommitted_edits_and_deletions(tmp_path):
 
 def test_makefile_runs_other_profiles_in_a_copy():
     plain = subprocess.run(["make", "-n", "reproduce"], cwd=paths.ROOT, capture_output=True, text=True).stdout
-    paper = subprocess.run(["make", "-n", "reproduce", "PROFILE=paper"], cwd=paths.ROOT, capture_output=True,
-                           text=True).stdout
+    paper = subprocess.run(
+        ["make", "-n", "reproduce", "PROFILE=paper"], cwd=paths.ROOT, capture_output=True, text=True
+    ).stdout
     assert "dvc repro" in plain and "--profile" not in plain and "exp run" not in plain
     assert "schedlab reproduce --profile paper" in paper and "exp run" not in paper
 

@@ -13,7 +13,7 @@ README = (paths.ROOT / "README.md").read_text()
 
 
 def _fenced_block_after(heading: str, lang: str) -> str:
-    section = README[README.index(heading):]
+    section = README[README.index(heading) :]
     match = re.search(rf"```{lang}\n(.*?)```", section, re.S)
     assert match, f"README: no ```{lang} block after {heading!r}"
     return match.group(1)
@@ -25,8 +25,9 @@ def test_ci_runs_the_readme_test_command():
 
 
 def test_make_help_is_what_the_readme_shows():
-    out = subprocess.run(["make", "--no-print-directory", "help"], cwd=paths.ROOT, capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        ["make", "--no-print-directory", "help"], cwd=paths.ROOT, capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == _fenced_block_after("## Two commands", "text").strip()
 
 
@@ -40,7 +41,9 @@ def test_relative_links_resolve():
     for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README):
         if target.startswith(("http://", "https://")):
             continue
-        assert (paths.ROOT / target).exists() or target in outs, f"README links to {target}, which nothing provides"
+        assert (paths.ROOT / target).exists() or target in outs, (
+            f"README links to {target}, which nothing provides"
+        )
 
 
 def test_scorecard_block_markers():
@@ -57,5 +60,7 @@ def test_the_readme_python_examples_run():
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     assert blocks
     for block in blocks:
-        res = subprocess.run([sys.executable, "-c", block], cwd=paths.ROOT, capture_output=True, text=True, timeout=300)
+        res = subprocess.run(
+            [sys.executable, "-c", block], cwd=paths.ROOT, capture_output=True, text=True, timeout=300
+        )
         assert res.returncode == 0, f"README example failed:\n{block}\n{res.stderr[-2000:]}"

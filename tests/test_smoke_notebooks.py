@@ -23,10 +23,13 @@ import yaml
 from schedlab import data, notebooks, paths, stagetimes
 from schedlab.notebooks.params import SMOKE
 from test_stage_files import STAGES, _paths, _strings, covered, undeclared_writes
+from test_progress import progress_in_cells
 
 #: stage notebook -> {parameter: (upstream notebook, the file it writes that the parameter names)}
 UPSTREAM: dict[str, dict[str, tuple[str, str]]] = {
-    "nona/table3": {"decima_training_json": ("nona/decima_train", "results/nona/decima_train/training_time.json")},
+    "nona/table3": {
+        "decima_training_json": ("nona/decima_train", "results/nona/decima_train/training_time.json")
+    },
 }
 #: notebooks that train with PyTorch (the 'trace' extra); a stage that needs one's output needs torch too
 TORCH = {"nona/decima_train"}
@@ -67,7 +70,7 @@ def fetch_named_raw_inputs(name: str) -> None:
     data layer, which fetches everything else it reads on first use."""
     for value in _strings(notebooks.load_params(name, profile=SMOKE)):
         if value.startswith(RAW):
-            data.require(value[len(RAW):])
+            data.require(value[len(RAW) :])
 
 
 def unavailable_rows(root: Path) -> list[str]:
@@ -85,8 +88,13 @@ def unavailable_rows(root: Path) -> list[str]:
 def run_smoke(name: str, root: Path, overrides: dict | None = None) -> Path:
     """Execute notebook ``name`` under the smoke profile with everything it writes under ``root``."""
     fetch_named_raw_inputs(name)
-    return notebooks.run(name, output_root=root, executed=root / "data" / "executed" / f"{name}.ipynb",
-                         profile=SMOKE, overrides=overrides)
+    return notebooks.run(
+        name,
+        output_root=root,
+        executed=root / "data" / "executed" / f"{name}.ipynb",
+        profile=SMOKE,
+        overrides=overrides,
+    )
 
 
 def test_the_stage_list_comes_from_dvc_yaml():
@@ -109,7 +117,9 @@ def test_every_stage_has_a_smoke_profile(stage):
     section = notebooks.stage_key(NOTEBOOK[stage])
     paper, key = section.split(".")
     node = yaml.safe_load(paths.PARAMS.read_text())[paper][key]
-    assert isinstance((node.get("profiles") or {}).get(SMOKE), dict), f"params.yaml {section}: no profiles.{SMOKE}"
+    assert isinstance((node.get("profiles") or {}).get(SMOKE), dict), (
+        f"params.yaml {section}: no profiles.{SMOKE}"
+    )
 
 
 def test_smoke_never_writes_into_the_repository():
@@ -126,12 +136,17 @@ def test_the_checks_see_a_missing_output_and_a_scheme_that_did_not_run(tmp_path)
     (folder / "load_0.1.json").write_text("{}")
     assert missing_outputs("nona_optimiser", tmp_path) == []
     assert missing_outputs("nona_table2", tmp_path) == declared_outs("nona_table2")  # no file written
-    pd.DataFrame({"scheme": ["decima_retrained", "random"], "status": ["unavailable: no weights", "ok"]}).to_csv(
-        folder / "rows.csv", index=False)
-    assert unavailable_rows(tmp_path) == ["results/nona/optimiser/rows.csv: decima_retrained unavailable: no weights"]
+    pd.DataFrame(
+        {"scheme": ["decima_retrained", "random"], "status": ["unavailable: no weights", "ok"]}
+    ).to_csv(folder / "rows.csv", index=False)
+    assert unavailable_rows(tmp_path) == [
+        "results/nona/optimiser/rows.csv: decima_retrained unavailable: no weights"
+    ]
 
 
-@pytest.mark.parametrize("stage", [pytest.param(s, marks=pytest.mark.slow) if s in SLOW else s for s in sorted(STAGES)])
+@pytest.mark.parametrize(
+    "stage", [pytest.param(s, marks=pytest.mark.slow) if s in SLOW else s for s in sorted(STAGES)]
+)
 def test_stage_notebook_smoke(stage, tmp_path):
     name = NOTEBOOK[stage]
     if needs_torch(name):
@@ -149,6 +164,9 @@ def test_stage_notebook_smoke(stage, tmp_path):
     undeclared = [f for f in undeclared_writes(stage, tmp_path) if not covered(f, upstream_outs)]
     assert undeclared == [], f"{stage} wrote files dvc.yaml does not declare"
     assert unavailable_rows(tmp_path) == [], f"{stage}: a scheme did not run at smoke size"
+    assert progress_in_cells(executed, name) == [], (
+        f"{stage}: progress or tqdm's warning in the executed cells"
+    )
     times = stagetimes.table(tmp_path)  # the run is recorded under the profile it ran
     assert times[times.stage == name].profile.tolist() == [SMOKE]
     print(f"{stage}: {seconds:.1f} s")

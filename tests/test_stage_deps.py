@@ -16,8 +16,10 @@ def test_stage_deps_cover_its_imports(name):
     needed = imports.stage_library_files(stage["cmd"])
     deps = [d if isinstance(d, str) else next(iter(d)) for d in stage.get("deps", [])]
     missing = imports.uncovered(needed, deps)
-    assert not missing, (f"dvc.yaml stage {name!r} runs library code it does not depend on: "
-                         f"{', '.join(missing)} (add the file or its subpackage to its deps)")
+    assert not missing, (
+        f"dvc.yaml stage {name!r} runs library code it does not depend on: "
+        f"{', '.join(missing)} (add the file or its subpackage to its deps)"
+    )
 
 
 def test_closure_follows_lazy_imports(tmp_path):
@@ -44,8 +46,9 @@ def test_frozen_stage_lock_matches_its_files():
         if not stage.get("frozen"):
             continue
         recorded = {e["path"]: e.get("md5") for e in lock[name].get("deps", []) + lock[name].get("outs", [])}
-        declared = [d if isinstance(d, str) else next(iter(d)) for d in stage.get("deps", [])] + \
-                   [o if isinstance(o, str) else next(iter(o)) for o in stage.get("outs", [])]
+        declared = [d if isinstance(d, str) else next(iter(d)) for d in stage.get("deps", [])] + [
+            o if isinstance(o, str) else next(iter(o)) for o in stage.get("outs", [])
+        ]
         for path in declared:
             assert path in recorded, f"dvc.lock's {name} lacks {path}: run `dvc commit {name}`"
             actual = hashlib.md5((paths.ROOT / path).read_bytes()).hexdigest()

@@ -17,8 +17,11 @@ import yaml
 
 from schedlab import notebooks, paths
 
-STAGES = {name: st for name, st in yaml.safe_load((paths.ROOT / "dvc.yaml").read_text())["stages"].items()
-          if str(st.get("cmd", "")).startswith("schedlab notebook run ")}
+STAGES = {
+    name: st
+    for name, st in yaml.safe_load((paths.ROOT / "dvc.yaml").read_text())["stages"].items()
+    if str(st.get("cmd", "")).startswith("schedlab notebook run ")
+}
 TIMINGS = "/timings/"  # wall-clock files: never outs, never deps (results/<paper>/timings/)
 
 
@@ -36,8 +39,12 @@ def written(name: str) -> set[str]:
     tree = ast.parse((paths.NOTEBOOKS / f"{name}.py").read_text())
     out: set[str] = set()
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "out"):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "out"
+        ):
             continue
         kind, args = node.func.attr, node.args
         timing = any(k.arg == "timing" and getattr(k.value, "value", False) for k in node.keywords)
@@ -74,8 +81,13 @@ def _paths(entries) -> list[str]:
 
 def covered(pattern: str, declared: list[str]) -> bool:
     """A declared path equals the file, matches the glob, or is a folder holding it."""
-    return any(fnmatch.fnmatch(d, pattern) or pattern == d or pattern.startswith(d.rstrip("/") + "/")
-               or fnmatch.fnmatch(pattern, d.rstrip("/") + "/*") for d in declared)
+    return any(
+        fnmatch.fnmatch(d, pattern)
+        or pattern == d
+        or pattern.startswith(d.rstrip("/") + "/")
+        or fnmatch.fnmatch(pattern, d.rstrip("/") + "/*")
+        for d in declared
+    )
 
 
 @pytest.mark.parametrize("stage", sorted(STAGES))
@@ -94,7 +106,9 @@ def test_every_pipeline_file_a_stage_reads_is_a_dep(stage):
     own = _paths(st.get("outs")) + _paths(st.get("metrics")) + _paths(st.get("plots"))
     deps = _paths(st.get("deps"))
     missing = sorted(p for p in read(name) if not covered(p, own) and not covered(p, deps))
-    assert not missing, f"dvc.yaml stage {stage} reads {missing} from other stages without declaring them as deps"
+    assert not missing, (
+        f"dvc.yaml stage {stage} reads {missing} from other stages without declaring them as deps"
+    )
 
 
 def test_the_checks_see_a_missing_declaration():
@@ -113,5 +127,6 @@ def undeclared_writes(stage: str, root) -> list[str]:
     outs = _paths(st.get("outs")) + _paths(st.get("metrics")) + _paths(st.get("plots"))
     written_files = [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()]
     skip = ("data/executed/", "data/cache/", "data/scratch/")
-    return sorted(f for f in written_files if not f.startswith(skip) and TIMINGS not in f"/{f}"
-                  and not covered(f, outs))
+    return sorted(
+        f for f in written_files if not f.startswith(skip) and TIMINGS not in f"/{f}" and not covered(f, outs)
+    )

@@ -36,17 +36,32 @@ LICENSES = {
 # the 2024 per-job Themis run on the whole ee9e8c trace (checked job by job in the tests).
 PCS_UPSTREAM = {
     "pcs/authors_new_data/THEMIS_ee9e8c_result.csv": (
-        686140, "03543dd3989a79e9ede114dc87a2cd4b08a5798f14c44103804e09ca7e42288c",
-        "2cafc33ca54228509ec4cf3516d815773b24a249", "new_data/THEMIS_ee9e8c_result.csv"),
+        686140,
+        "03543dd3989a79e9ede114dc87a2cd4b08a5798f14c44103804e09ca7e42288c",
+        "2cafc33ca54228509ec4cf3516d815773b24a249",
+        "new_data/THEMIS_ee9e8c_result.csv",
+    ),
 }
 # Upstream PAI archives not in the mirror: (bytes, sha256 of the .tar.gz) from alibaba-pai/README.md
 PAI_UPSTREAM = {
     "pai_job_table.tar.gz": (62065432, "5aad7f7caac501136d14ed6a48e40546f825d7b0617a3a4f337e2348fe0a6cb0"),
     "pai_task_table.tar.gz": (35514117, "cd1d6dc3215d2a8607ccf6b6dd952b5db776df86926c73259fea7c1499ac40e5"),
-    "pai_instance_table.tar.gz": (694839139, "1bf1e423a7ce3f8d086699801c362fd56a7182abdb234139e5ebbed97995ca06"),
-    "pai_sensor_table.tar.gz": (406119947, "9a0b82e8bdf3949281e4ba1423d9b4b34847e52799eecb138966de46da69c7a0"),
-    "pai_group_tag_table.tar.gz": (55064781, "722fef30b7fb7aa50dabd79155614b5423a9d65cf45a9b26c590d57725423a14"),
-    "pai_machine_metric.tar.gz": (206596175, "53ad917193d3b1dd0f3055e723148b1f36c2f81789b014ea2930a7875892eef5"),
+    "pai_instance_table.tar.gz": (
+        694839139,
+        "1bf1e423a7ce3f8d086699801c362fd56a7182abdb234139e5ebbed97995ca06",
+    ),
+    "pai_sensor_table.tar.gz": (
+        406119947,
+        "9a0b82e8bdf3949281e4ba1423d9b4b34847e52799eecb138966de46da69c7a0",
+    ),
+    "pai_group_tag_table.tar.gz": (
+        55064781,
+        "722fef30b7fb7aa50dabd79155614b5423a9d65cf45a9b26c590d57725423a14",
+    ),
+    "pai_machine_metric.tar.gz": (
+        206596175,
+        "53ad917193d3b1dd0f3055e723148b1f36c2f81789b014ea2930a7875892eef5",
+    ),
 }
 
 SKIP = {"README.md", "MANIFEST.tsv"}  # the mirror's own documentation, not raw inputs
@@ -94,12 +109,18 @@ def source_for(rel: str, pcs: dict[str, dict]) -> dict:
             return {"urls": [gh(SPARK_SCHED_SIM, "models/decima/model.pt")]}
         if rest == "LICENSE.spark-sched-sim.txt":
             return {"urls": [gh(SPARK_SCHED_SIM, "LICENSE")]}
-        return {"urls": [], "derived": "NumPy copy of model.pt (torch.load, numpy.savez); see decima/README.md"}
+        return {
+            "urls": [],
+            "derived": "NumPy copy of model.pt (torch.load, numpy.savez); see decima/README.md",
+        }
     if top == "alibaba-pai":
         if rest.startswith("polaris-derived/"):
             name = rest.split("/", 1)[1]
             if name == "calibration_rows.csv.gz":
-                return {"urls": [], "derived": "800 of 999 rows of the authors' 1_000_sampled_test_data.csv; see alibaba-pai/README.md"}
+                return {
+                    "urls": [],
+                    "derived": "800 of 999 rows of the authors' 1_000_sampled_test_data.csv; see alibaba-pai/README.md",
+                }
             return {"urls": [gh(POLARIS, f"case-studies/alibaba/experiments/{name}")]}
         urls = [gh(PAI_MIRROR, rest)]
         if rest.endswith(".tar.gz"):
@@ -110,7 +131,10 @@ def source_for(rel: str, pcs: dict[str, dict]) -> dict:
         if row is None:
             raise SystemExit(f"pcs/MANIFEST.tsv has no row for {rest}")
         if row["kind"] != "copy":
-            return {"urls": [], "derived": f"derived from {row['source_repo']} @ {row['source_commit']}: {row['source_path']}"}
+            return {
+                "urls": [],
+                "derived": f"derived from {row['source_repo']} @ {row['source_commit']}: {row['source_path']}",
+            }
         repo = row["source_repo"].removeprefix("github.com/")
         entry: dict = {"urls": [GH.format(repo=repo, commit=row["source_commit"], path=row["source_path"])]}
         if row["uncompressed_sha256"] and not row["source_path"].endswith(".gz"):
@@ -133,17 +157,29 @@ def main(mirror: Path) -> None:
         entry["license"] = LICENSES[rel.split("/", 1)[0]]
         entries.append(entry)
     for name, (size, digest) in PAI_UPSTREAM.items():
-        entries.append({
-            "name": f"alibaba-pai/{name}", "path": f"alibaba-pai/{name}", "size": size, "sha256": digest,
-            "urls": [PAI_OSS.format(name=name)], "license": LICENSES["alibaba-pai"],
-            "optional": True,  # not in the mirror; fetched only when asked for by name
-        })
+        entries.append(
+            {
+                "name": f"alibaba-pai/{name}",
+                "path": f"alibaba-pai/{name}",
+                "size": size,
+                "sha256": digest,
+                "urls": [PAI_OSS.format(name=name)],
+                "license": LICENSES["alibaba-pai"],
+                "optional": True,  # not in the mirror; fetched only when asked for by name
+            }
+        )
     for name, (size, digest, commit, source) in PCS_UPSTREAM.items():
-        entries.append({
-            "name": name, "path": name, "size": size, "sha256": digest,
-            "urls": [GH.format(repo="abdullahfsm/PCS", commit=commit, path=source)],
-            "license": LICENSES["pcs"], "optional": True,
-        })
+        entries.append(
+            {
+                "name": name,
+                "path": name,
+                "size": size,
+                "sha256": digest,
+                "urls": [GH.format(repo="abdullahfsm/PCS", commit=commit, path=source)],
+                "license": LICENSES["pcs"],
+                "optional": True,
+            }
+        )
     header = (
         "# Raw inputs of schedlab. Generated by tools/build_manifest.py from the mirror's READMEs;\n"
         "# review changes by hand. sha256/size are of the file as stored (mirror form).\n"

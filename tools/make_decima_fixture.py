@@ -48,7 +48,9 @@ def random_job(rng: np.random.Generator, n: int, p_edge: float) -> list[tuple[in
     return [(u, v) for u in range(n) for v in range(u + 1, n) if rng.random() < p_edge]
 
 
-def random_observation(rng: np.random.Generator, job_sizes: list[int], num_executors: int, p_edge: float, extra_edges=()) -> dict:
+def random_observation(
+    rng: np.random.Generator, job_sizes: list[int], num_executors: int, p_edge: float, extra_edges=()
+) -> dict:
     """Node features in spark-sched-sim's ranges, random DAGs, masks and executor caps."""
     ptr = np.concatenate([[0], np.cumsum(job_sizes)]).astype(np.int64)
     n, jobs = int(ptr[-1]), len(job_sizes)
@@ -78,7 +80,14 @@ def random_observation(rng: np.random.Generator, job_sizes: list[int], num_execu
     )
     stage_mask = rng.random(n) < 0.5
     stage_mask[rng.integers(0, n)] = True
-    return dict(x=x, edges=edges, job_ptr=ptr, stage_mask=stage_mask, exec_caps=caps, num_executors=np.int64(num_executors))
+    return dict(
+        x=x,
+        edges=edges,
+        job_ptr=ptr,
+        stage_mask=stage_mask,
+        exec_caps=caps,
+        num_executors=np.int64(num_executors),
+    )
 
 
 def observations() -> list[dict]:
@@ -255,8 +264,10 @@ def main() -> int:
         with open(tmp, "wb") as fh:
             np.savez_compressed(fh, **arrays)
         tmp.chmod(0o644)  # mkstemp makes 0600; the fixture is read by everyone
-    print(f"wrote {FIXTURE.relative_to(ROOT)}: {len(obs_list)} observations, "
-          f"{sum(o['x'].shape[0] for o in obs_list)} nodes, torch {torch.__version__}")
+    print(
+        f"wrote {FIXTURE.relative_to(ROOT)}: {len(obs_list)} observations, "
+        f"{sum(o['x'].shape[0] for o in obs_list)} nodes, torch {torch.__version__}"
+    )
     return 0
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from pathlib import Path
 
 import yaml
 
@@ -58,7 +57,9 @@ def rewrite(text: str, stages: dict) -> str:
                 out.extend(f"{indent}- {d}\n" for d in derived_deps(stages[stage]["cmd"]))
                 inserted = True
             continue
-        params = imports.stage_param_list(stages[stage]["cmd"]) if stage in stages and block == "params" else None
+        params = (
+            imports.stage_param_list(stages[stage]["cmd"]) if stage in stages and block == "params" else None
+        )
         if params is not None and re.match(r"^      - ", line):
             if not inserted:
                 out.extend(f"      - {p}{PROFILE_NOTE if p == 'profile' else ''}\n" for p in params)

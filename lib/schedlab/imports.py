@@ -12,7 +12,7 @@ Examples
 ['lib/schedlab/__init__.py', 'lib/schedlab/io.py', 'lib/schedlab/notebooks/__init__.py',
  'lib/schedlab/notebooks/outputs.py', 'lib/schedlab/notebooks/pairing.py', 'lib/schedlab/notebooks/params.py',
  'lib/schedlab/notebooks/runner.py', 'lib/schedlab/notebooks/watchdog.py', 'lib/schedlab/paths.py',
- 'lib/schedlab/progress.py', 'lib/schedlab/stagetimes.py']
+ 'lib/schedlab/progress.py', 'lib/schedlab/provenance.py', 'lib/schedlab/stagetimes.py']
 """
 
 from __future__ import annotations
@@ -134,14 +134,20 @@ def stage_library_files(cmd: str) -> set[Path]:
         elif words[:2] == ["python", "-m"]:
             files |= module_files(words[2])
         elif words[:2] == ["schedlab", "compare"]:
-            files |= module_files(*COMMAND_MODULES["schedlab compare"]) | {paths.REFERENCE / f"{words[2]}.yaml"}
+            files |= module_files(*COMMAND_MODULES["schedlab compare"]) | {
+                paths.REFERENCE / f"{words[2]}.yaml"
+            }
         elif words[:2] == ["schedlab", "fetch"]:
             files |= module_files(*COMMAND_MODULES["schedlab fetch"])
         elif words[:2] == ["schedlab", "scorecard"]:  # reads every paper's reference file
-            files |= module_files(*COMMAND_MODULES["schedlab scorecard"]) | set(paths.REFERENCE.glob("*.yaml"))
+            files |= module_files(*COMMAND_MODULES["schedlab scorecard"]) | set(
+                paths.REFERENCE.glob("*.yaml")
+            )
         else:
-            raise ValueError(f"stage command {part.strip()!r}: schedlab.imports does not know what library "
-                             "code it runs; teach stage_library_files")
+            raise ValueError(
+                f"stage command {part.strip()!r}: schedlab.imports does not know what library "
+                "code it runs; teach stage_library_files"
+            )
     return files
 
 
@@ -159,6 +165,7 @@ def uncovered(needed: Iterable[Path], deps: Iterable[str]) -> list[str]:
 
 # ---------------------------------------------------------------- a stage's params.yaml keys
 
+
 def loaded_sections(name: str) -> list[str]:
     """Other notebooks whose values notebook ``name`` loads (``load_params("nona/fig3", ...)`` with a
     literal name in its source): their parameters are its parameters too."""
@@ -169,7 +176,12 @@ def loaded_sections(name: str) -> list[str]:
             continue
         func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
         other = node.args[0].value
-        if func in {"load_params", "stage_params"} and isinstance(other, str) and other != name and other not in found:
+        if (
+            func in {"load_params", "stage_params"}
+            and isinstance(other, str)
+            and other != name
+            and other not in found
+        ):
             found.append(other)
     return found
 

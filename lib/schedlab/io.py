@@ -103,8 +103,10 @@ def require_writable(path: str | os.PathLike[str], option: str, *, folder: bool 
     if not existing.is_dir():
         raise NotWritableError(f"{option} {target}: cannot write there: {existing} is a file, not a folder")
     if not _can_create_in(existing):
-        raise NotWritableError(f"{option} {target}: cannot write there: folder {existing} is not writable "
-                               "(read-only?); expected a writable folder")
+        raise NotWritableError(
+            f"{option} {target}: cannot write there: folder {existing} is not writable "
+            "(read-only?); expected a writable folder"
+        )
     return target
 
 

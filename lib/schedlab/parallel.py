@@ -86,9 +86,11 @@ def _connect(address: str, from_env: bool):
     except (OSError, TimeoutError) as exc:
         where = f"${DASK_ENV}={address}" if from_env else f"Dask scheduler {address}"
         hint = f"; unset ${DASK_ENV} to run on local processes" if from_env else ""
-        raise SchedulerUnreachable(f"{where}: no scheduler answered within {timeout:g} s "
-                                   f"({type(exc).__name__}); expected the address of a running Dask "
-                                   f"scheduler (tcp://host:8786){hint}") from None
+        raise SchedulerUnreachable(
+            f"{where}: no scheduler answered within {timeout:g} s "
+            f"({type(exc).__name__}); expected the address of a running Dask "
+            f"scheduler (tcp://host:8786){hint}"
+        ) from None
 
 
 def available_cores() -> int:
@@ -169,8 +171,15 @@ class Executor:
 
     # -- mapping -------------------------------------------------------------------------
 
-    def imap(self, fn: Callable, items: Iterable, *args, desc: str | None = None,
-             progress: bool | None = None, **kwargs) -> Iterator[tuple[int, Any]]:
+    def imap(
+        self,
+        fn: Callable,
+        items: Iterable,
+        *args,
+        desc: str | None = None,
+        progress: bool | None = None,
+        **kwargs,
+    ) -> Iterator[tuple[int, Any]]:
         """Yield ``(index, fn(item, *args, **kwargs))`` as each task finishes (any order).
 
         For callers that store each result as it arrives (a resumable cache): the caller
@@ -185,8 +194,15 @@ class Executor:
         finally:
             bar.close()
 
-    def map(self, fn: Callable, items: Iterable, *args, desc: str | None = None,
-            progress: bool | None = None, **kwargs) -> list:
+    def map(
+        self,
+        fn: Callable,
+        items: Iterable,
+        *args,
+        desc: str | None = None,
+        progress: bool | None = None,
+        **kwargs,
+    ) -> list:
         """``[fn(item, *args, **kwargs) for item in items]``, in the order of ``items``."""
         items = list(items)
         out: list = [None] * len(items)
@@ -194,8 +210,14 @@ class Executor:
             out[i] = res
         return out
 
-    def starmap(self, fn: Callable, arg_tuples: Iterable[Sequence], *, desc: str | None = None,
-                progress: bool | None = None) -> list:
+    def starmap(
+        self,
+        fn: Callable,
+        arg_tuples: Iterable[Sequence],
+        *,
+        desc: str | None = None,
+        progress: bool | None = None,
+    ) -> list:
         """``[fn(*t) for t in arg_tuples]`` in order (tasks with several varying arguments)."""
         return self.map(_star, [(fn, tuple(t)) for t in arg_tuples], desc=desc, progress=progress)
 
@@ -206,18 +228,23 @@ class Executor:
         elif self.kind == "loky":
             from joblib import Parallel, delayed
 
-            par = Parallel(n_jobs=min(self.workers, len(items)), backend="loky",
-                           return_as="generator_unordered")
+            par = Parallel(
+                n_jobs=min(self.workers, len(items)), backend="loky", return_as="generator_unordered"
+            )
             yield from par(delayed(_indexed)(i, fn, it, args, kwargs) for i, it in enumerate(items))
         else:
             from distributed import as_completed
 
             # a large shared argument (a 100k-row clustering sample) goes to every worker once;
             # small ones travel with each task, which is cheaper than a round trip per argument
-            shared = [self.client.scatter(a, broadcast=True, hash=False) if _pickled_size(a) > SCATTER_BYTES
-                      else a for a in args]
-            futs = [self.client.submit(_indexed_star, i, fn, it, kwargs, *shared, pure=False)
-                    for i, it in enumerate(items)]
+            shared = [
+                self.client.scatter(a, broadcast=True, hash=False) if _pickled_size(a) > SCATTER_BYTES else a
+                for a in args
+            ]
+            futs = [
+                self.client.submit(_indexed_star, i, fn, it, kwargs, *shared, pure=False)
+                for i, it in enumerate(items)
+            ]
             for fut in as_completed(futs):
                 yield fut.result()
 
@@ -293,8 +320,16 @@ def _bar(total: int, desc: str | None, progress: bool | None):
     return bar(total=total, desc=desc or "tasks", unit="task")
 
 
-def pmap(fn: Callable, items: Iterable, *args, workers: int | None = None, scheduler: Any = None,
-         desc: str | None = None, progress: bool | None = None, **kwargs) -> list:
+def pmap(
+    fn: Callable,
+    items: Iterable,
+    *args,
+    workers: int | None = None,
+    scheduler: Any = None,
+    desc: str | None = None,
+    progress: bool | None = None,
+    **kwargs,
+) -> list:
     """One-shot :meth:`Executor.map` (builds and closes the executor).
 
     >>> pmap(abs, [-1, 2, -3], workers=1)
@@ -319,8 +354,10 @@ def resolve(executor: "Executor | int | str | None") -> tuple["Executor", bool]:
     if _is_dask_client(executor):  # a distributed.Client the caller opened: used, left open by Executor
         return Executor(scheduler=executor), True
     if isinstance(executor, bool) or not isinstance(executor, (int, str)):
-        raise TypeError(f"executor must be an Executor, a worker count, a Dask address, a distributed.Client or None, "
-                        f"got {executor!r} ({type(executor).__name__})")
+        raise TypeError(
+            f"executor must be an Executor, a worker count, a Dask address, a distributed.Client or None, "
+            f"got {executor!r} ({type(executor).__name__})"
+        )
     if isinstance(executor, int):
         return Executor(workers=executor), True
     if not executor.strip():

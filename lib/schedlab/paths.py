@@ -19,15 +19,37 @@ from pathlib import Path
 _MARKER = "dvc.yaml"
 
 
+class RootError(RuntimeError):
+    """The project root cannot be found, or ``$SCHEDLAB_ROOT`` names no checkout."""
+
+
+def _is_checkout(folder: Path) -> bool:
+    return (folder / _MARKER).is_file() and (folder / "lib").is_dir()
+
+
+def checkout_above(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` holding ``dvc.yaml`` and ``lib/``, if any."""
+    start = start.resolve()
+    return next((f for f in (start, *start.parents) if _is_checkout(f)), None)
+
+
 def _find_root() -> Path:
     env = os.environ.get("SCHEDLAB_ROOT")
     if env:
-        return Path(env).resolve()
-    for start in (Path(__file__).resolve().parent, Path.cwd().resolve()):
-        for folder in (start, *start.parents):
-            if (folder / _MARKER).is_file() and (folder / "lib").is_dir():
-                return folder
-    raise RuntimeError(
+        root = Path(env).expanduser().resolve()
+        # a mistyped root would otherwise be accepted and every output written under it
+        if not _is_checkout(root):
+            raise RootError(
+                f"SCHEDLAB_ROOT={env!r} is not a schedlab checkout (expected a folder holding "
+                f"{_MARKER} and lib/; {root} {'does not exist' if not root.exists() else 'holds no such pair'}); "
+                "unset it to use the checkout this package was installed from"
+            )
+        return root
+    for start in (Path(__file__).resolve().parent, Path.cwd()):
+        found = checkout_above(start)
+        if found is not None:
+            return found
+    raise RootError(
         "cannot locate the schedlab repository root (no dvc.yaml with a lib/ folder above "
         f"{Path(__file__).resolve()} or {Path.cwd()}); set SCHEDLAB_ROOT to the checkout"
     )

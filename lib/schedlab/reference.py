@@ -87,27 +87,44 @@ def load_reference(paper: str, root: Path | None = None) -> dict:
             raise ReferenceError(f"{path}: duplicate id {v['id']!r}")
         seen.add(v["id"])
         if v.get("profile", "paper") != "paper":
-            raise ReferenceError(f"{path}: entry {v['id']!r}: profile must be 'paper' (or absent), "
-                                 f"not {v['profile']!r}")
+            raise ReferenceError(
+                f"{path}: entry {v['id']!r}: profile must be 'paper' (or absent), not {v['profile']!r}"
+            )
         figures = v.get("figure", [])
-        if not all(isinstance(f, str) and f.endswith(".png") for f in
-                   (figures if isinstance(figures, list) else [figures])):
-            raise ReferenceError(f"{path}: entry {v['id']!r}: figure must be a .png path or a list of them, "
-                                 f"not {figures!r}")
+        if not all(
+            isinstance(f, str) and f.endswith(".png")
+            for f in (figures if isinstance(figures, list) else [figures])
+        ):
+            raise ReferenceError(
+                f"{path}: entry {v['id']!r}: figure must be a .png path or a list of them, not {figures!r}"
+            )
     for i, group in enumerate(doc.get("setups") or []):
-        if not (isinstance(group, dict) and isinstance(group.get("ids"), str) and isinstance(group.get("setup"), dict)
-                and group.get("source")):
-            raise ReferenceError(f"{path}: setups[{i}] must have ids (an id prefix), setup (a mapping of "
-                                 "params.yaml keys like pcs.fig7.gpus to values) and source")
+        if not (
+            isinstance(group, dict)
+            and isinstance(group.get("ids"), str)
+            and isinstance(group.get("setup"), dict)
+            and group.get("source")
+        ):
+            raise ReferenceError(
+                f"{path}: setups[{i}] must have ids (an id prefix), setup (a mapping of "
+                "params.yaml keys like pcs.fig7.gpus to values) and source"
+            )
         for key in group["setup"]:
             if len(str(key).split(".")) < 3:
-                raise ReferenceError(f"{path}: setups[{i}]: {key!r} is not a params.yaml key <paper>.<section>.<key>")
+                raise ReferenceError(
+                    f"{path}: setups[{i}]: {key!r} is not a params.yaml key <paper>.<section>.<key>"
+                )
     fitted = doc.get("fitted")
-    if fitted is not None and not (isinstance(fitted, dict) and len(str(fitted.get("param", "")).split(".")) == 3
-                                   and fitted.get("source")):
-        raise ReferenceError(f"{path}: fitted must be a mapping with param (a params.yaml key "
-                             "<paper>.<section>.<key> whose value lists id prefixes) and source, "
-                             f"not {fitted!r}")
+    if fitted is not None and not (
+        isinstance(fitted, dict)
+        and len(str(fitted.get("param", "")).split(".")) == 3
+        and fitted.get("source")
+    ):
+        raise ReferenceError(
+            f"{path}: fitted must be a mapping with param (a params.yaml key "
+            "<paper>.<section>.<key> whose value lists id prefixes) and source, "
+            f"not {fitted!r}"
+        )
     doc["_path"] = path
     return doc
 
@@ -132,8 +149,10 @@ def fitted_prefixes(doc: dict, params_file: Path) -> tuple[str, ...]:
     if value is None:
         value = []
     if not (isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
-        raise ReferenceError(f"{params_file}: {fitted['param']} must be a list of id prefixes "
-                             f"(named by {doc['_path']} fitted.param), got {value!r}")
+        raise ReferenceError(
+            f"{params_file}: {fitted['param']} must be a list of id prefixes "
+            f"(named by {doc['_path']} fitted.param), got {value!r}"
+        )
     return tuple(value)
 
 
@@ -162,8 +181,11 @@ def setup_differences(entry: dict, doc: dict, params_file: Path) -> list[str]:
     """``key=run value (paper: value)`` for each value of the entry's setup the run changed."""
     if not params_file.is_file():
         return []
-    return [f"{k}={run_value(k, params_file)!r} (the paper's: {v!r})" for k, v in setup_of(entry, doc).items()
-            if run_value(k, params_file) != v]
+    return [
+        f"{k}={run_value(k, params_file)!r} (the paper's: {v!r})"
+        for k, v in setup_of(entry, doc).items()
+        if run_value(k, params_file) != v
+    ]
 
 
 def paper_values(paper: str, prefix: str = "", root: Path | None = None) -> dict[str, Any]:
@@ -195,9 +217,15 @@ def check(ours: Any, paper: Any, spec: dict) -> str:
         return "paper profile only" if spec.get("profile") == "paper" else "missing input"
     if spec.get("bound") is not None:  # the paper states a bound ("within 10%", "up to")
         if spec["bound"] not in ("upper", "lower"):
-            raise ReferenceError(f"entry {spec.get('id', '?')}: bound must be 'upper' or 'lower', got {spec['bound']!r}")
+            raise ReferenceError(
+                f"entry {spec.get('id', '?')}: bound must be 'upper' or 'lower', got {spec['bound']!r}"
+            )
         slack = float(spec.get("tolerance") or 0.0)
-        ok = float(ours) <= float(paper) + slack if spec["bound"] == "upper" else float(ours) >= float(paper) - slack
+        ok = (
+            float(ours) <= float(paper) + slack
+            if spec["bound"] == "upper"
+            else float(ours) >= float(paper) - slack
+        )
         return "yes" if ok else "no"
     if "rel_tolerance" in spec and spec["rel_tolerance"] is not None:
         ok = abs(float(ours) - float(paper)) <= float(spec["rel_tolerance"]) * abs(float(paper))
@@ -236,8 +264,9 @@ def is_timing(entry: dict) -> bool:
     return measured is not None and f"/{paths.TIMINGS}/" in f"/{measured['file']}"
 
 
-def compare(paper: str, root: Path | None = None, reference_root: Path | None = None, *,
-            timings: bool = False) -> pd.DataFrame:
+def compare(
+    paper: str, root: Path | None = None, reference_root: Path | None = None, *, timings: bool = False
+) -> pd.DataFrame:
     """One row per published number: paper value, ours, tolerance, match.
 
     ``timings=False``: the numbers the pipeline reproduces (the same on every run);
@@ -256,8 +285,11 @@ def compare(paper: str, root: Path | None = None, reference_root: Path | None = 
             continue
         ours = measure(v["measured"], root)
         tol = v.get("rel_tolerance")
-        tol_text = f"±{tol:.0%}" if tol is not None else (
-            f"±{v['tolerance']:g}" if v.get("tolerance") is not None else "—")
+        tol_text = (
+            f"±{tol:.0%}"
+            if tol is not None
+            else (f"±{v['tolerance']:g}" if v.get("tolerance") is not None else "—")
+        )
         if v.get("bound") is not None:
             tol_text = "≤ paper" if v["bound"] == "upper" else "≥ paper"
         match, note = check(ours, v["paper"], v), v.get("note", "")
@@ -268,16 +300,33 @@ def compare(paper: str, root: Path | None = None, reference_root: Path | None = 
         elif fitted and match in ("yes", "no") and str(v["id"]).startswith(fitted):
             within = "within tolerance" if match == "yes" else "outside tolerance"
             match = "fitted"
-            note = f"fitted ({within}): an unstated choice was fitted on this number" + (f". {note}" if note else "")
-        rows.append({
-            "id": v["id"], "quantity": v["quantity"], "source": v["source"],
-            "paper": v["paper"], "ours": ours, "tolerance": tol_text, "match": match, "note": note,
-        })
+            note = f"fitted ({within}): an unstated choice was fitted on this number" + (
+                f". {note}" if note else ""
+            )
+        rows.append(
+            {
+                "id": v["id"],
+                "quantity": v["quantity"],
+                "source": v["source"],
+                "paper": v["paper"],
+                "ours": ours,
+                "tolerance": tol_text,
+                "match": match,
+                "note": note,
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def paper_vs_ours(paper: str, prefixes: Sequence[str], root: str | Path | None = None, *, gains: bool = False,
-                  timings: bool = False, reference_root: Path | None = None) -> pd.DataFrame:
+def paper_vs_ours(
+    paper: str,
+    prefixes: Sequence[str],
+    root: str | Path | None = None,
+    *,
+    gains: bool = False,
+    timings: bool = False,
+    reference_root: Path | None = None,
+) -> pd.DataFrame:
     """The rows of :func:`compare` a notebook shows: ids starting with one of ``prefixes``.
 
     Every paper's notebooks show their numbers next to the paper's through this one function.
@@ -320,13 +369,16 @@ def paper_vs_ours(paper: str, prefixes: Sequence[str], root: str | Path | None =
     """
     if isinstance(prefixes, str) or not prefixes:
         raise ValueError(f"paper_vs_ours: prefixes must be a non-empty list of id prefixes, got {prefixes!r}")
-    table = compare(paper, root=Path(root) if root is not None else None, reference_root=reference_root,
-                    timings=timings)
+    table = compare(
+        paper, root=Path(root) if root is not None else None, reference_root=reference_root, timings=timings
+    )
     ids = table["id"].astype(str) if len(table) else pd.Series([], dtype=str)
     unmatched = [p for p in prefixes if not ids.str.startswith(p).any()]
     if unmatched:
-        raise ValueError(f"paper_vs_ours: no {'timing ' if timings else ''}entry of reference/{paper}.yaml "
-                         f"starts with {unmatched}")
+        raise ValueError(
+            f"paper_vs_ours: no {'timing ' if timings else ''}entry of reference/{paper}.yaml "
+            f"starts with {unmatched}"
+        )
     table = table[ids.str.startswith(tuple(prefixes))].copy()
     ours = pd.to_numeric(table["ours"], errors="coerce")
     theirs = pd.to_numeric(table["paper"], errors="coerce")
@@ -334,9 +386,22 @@ def paper_vs_ours(paper: str, prefixes: Sequence[str], root: str | Path | None =
     table["diff"] = ours - theirs
     table["ours / paper"] = ours / theirs.where(theirs != 0)
     table["rel_diff_pct"] = 100.0 * (table["ours / paper"] - 1.0)
-    columns = ["id", "quantity", "paper", "ours", "diff", "rel_diff_pct", "ours / paper", "tolerance", "match", "note"]
+    columns = [
+        "id",
+        "quantity",
+        "paper",
+        "ours",
+        "diff",
+        "rel_diff_pct",
+        "ours / paper",
+        "tolerance",
+        "match",
+        "note",
+    ]
     if gains:
-        table["same side of 1"] = np.where(ours.isna(), "missing", np.where((ours > 1) == (theirs > 1), "yes", "no"))
+        table["same side of 1"] = np.where(
+            ours.isna(), "missing", np.where((ours > 1) == (theirs > 1), "yes", "no")
+        )
         columns.insert(7, "same side of 1")
     return table[columns].reset_index(drop=True)
 
@@ -345,7 +410,9 @@ def to_markdown(table: pd.DataFrame, title: str) -> str:
     cols = ["quantity", "source", "paper", "ours", "tolerance", "match", "note"]
     lines = [f"# {title}", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, r in table.iterrows():
-        cells = ["" if _is_missing(r[c]) else (f"{r[c]:g}" if isinstance(r[c], float) else str(r[c])) for c in cols]
+        cells = [
+            "" if _is_missing(r[c]) else (f"{r[c]:g}" if isinstance(r[c], float) else str(r[c])) for c in cols
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     counts = table["match"].value_counts().to_dict()
     lines += ["", "Summary: " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))]
@@ -379,8 +446,13 @@ def _metrics(paper: str, table: pd.DataFrame) -> dict:
         "paper": paper,
         "summary": verdict_counts(table),
         "values": {
-            r["id"]: {"paper": r["paper"], "ours": None if _is_missing(r["ours"]) else r["ours"],
-                      "tolerance": r["tolerance"], "match": r["match"], "source": r["source"]}
+            r["id"]: {
+                "paper": r["paper"],
+                "ours": None if _is_missing(r["ours"]) else r["ours"],
+                "tolerance": r["tolerance"],
+                "match": r["match"],
+                "source": r["source"],
+            }
             for _, r in table.iterrows()
         },
     }
@@ -399,6 +471,8 @@ def write_comparison(paper: str, out_dir: Path, root: Path | None = None) -> pd.
     times = compare(paper, root, timings=True)
     if len(times):
         atomic_write_json(out_dir / paths.TIMINGS / "comparison.json", _metrics(paper, times))
-        atomic_write_text(out_dir / paths.TIMINGS / "comparison.md",
-                          to_markdown(times, f"{paper}: times, paper vs schedlab (this run, this machine)"))
+        atomic_write_text(
+            out_dir / paths.TIMINGS / "comparison.md",
+            to_markdown(times, f"{paper}: times, paper vs schedlab (this run, this machine)"),
+        )
     return table

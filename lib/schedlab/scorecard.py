@@ -27,6 +27,12 @@ apart, to ``results/timings/scorecard_times.{md,html}`` (:data:`TIMES_NAME`; lik
 under ``timings/`` not a pipeline output), and never counted in the verdict totals, so that
 ``scorecard.{md,html}`` are the same bytes on every run of the same inputs.
 
+Provenance follows the same rule. The commit, the profile, the date and the machine that
+produced a scorecard (:func:`schedlab.provenance.describe`: also the profiles and commits of
+the stage runs behind its numbers, which ``dvc repro`` may have left from earlier commits) open
+the times page; ``scorecard.{md,html}`` name that page in their header instead of carrying the
+facts, so two clones at the same commit on two machines write the same scorecard bytes.
+
 Figures beside the claims: an entry's figures are its optional ``figure:`` field (a path or a
 list, relative to the root), else, by convention, ``figures/<paper>/<part>.png`` where
 ``<part>`` is the id up to the first dot (``fig3.gain_avg.nona`` -> ``figures/nona/fig3.png``)
@@ -54,7 +60,7 @@ from typing import Any
 
 import yaml
 
-from schedlab import paths
+from schedlab import paths, provenance
 from schedlab.io import atomic_write_text
 from schedlab.reference import VERDICTS, load_reference, shown_verdicts
 
@@ -137,9 +143,12 @@ def part_label(part: str) -> str:
 
 # ---------------------------------------------------------------- reading
 
+
 def _read_comparison(path: Path, paper: str) -> dict[str, dict]:
     if not path.is_file():
-        raise ScorecardError(f"{path}: missing; run `schedlab compare {paper}` (DVC stage {paper}_compare) first")
+        raise ScorecardError(
+            f"{path}: missing; run `schedlab compare {paper}` (DVC stage {paper}_compare) first"
+        )
     try:
         doc = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
@@ -155,8 +164,9 @@ def _entry_figures(entry: dict, paper: str, root: Path) -> list[str]:
         figures = given if isinstance(given, list) else [given]
         for f in figures:
             if not (root / f).is_file():
-                raise ScorecardError(f"reference/{paper}.yaml: entry {entry['id']!r}: figure {f} does not exist "
-                                     f"under {root}")
+                raise ScorecardError(
+                    f"reference/{paper}.yaml: entry {entry['id']!r}: figure {f} does not exist under {root}"
+                )
         return list(figures)
     conventional = f"figures/{paper}/{str(entry['id']).split('.', 1)[0]}.png"
     return [conventional] if (root / conventional).is_file() else []
@@ -175,15 +185,24 @@ def _rows(values: dict[str, dict], entries: dict[str, dict], path: Path, paper: 
     rows = []
     for id_, got in values.items():
         if id_ not in entries:
-            raise ScorecardError(f"{path}: id {id_!r} is not in reference/{paper}.yaml; the comparison is "
-                                 f"stale, run `schedlab compare {paper}`")
+            raise ScorecardError(
+                f"{path}: id {id_!r} is not in reference/{paper}.yaml; the comparison is "
+                f"stale, run `schedlab compare {paper}`"
+            )
         entry = entries[id_]
-        rows.append(Row(
-            id=id_, quantity=str(entry["quantity"]), paper=got.get("paper", entry["paper"]), ours=got.get("ours"),
-            tolerance=str(got.get("tolerance", "")), verdict=_verdict(got.get("match", ""), entry, f"{path}: {id_}"),
-            note=str(entry.get("note") or "").strip(), source=str(entry["source"]),
-            figures=_entry_figures(entry, paper, root),
-        ))
+        rows.append(
+            Row(
+                id=id_,
+                quantity=str(entry["quantity"]),
+                paper=got.get("paper", entry["paper"]),
+                ours=got.get("ours"),
+                tolerance=str(got.get("tolerance", "")),
+                verdict=_verdict(got.get("match", ""), entry, f"{path}: {id_}"),
+                note=str(entry.get("note") or "").strip(),
+                source=str(entry["source"]),
+                figures=_entry_figures(entry, paper, root),
+            )
+        )
     return rows
 
 
@@ -202,8 +221,12 @@ def _stages_by_file(root: Path) -> dict[str, list[str]]:
 
 def _writers(by_file: dict[str, list[str]], file: str) -> list[str]:
     """The stages that write ``file``: as a file out, or inside a folder out."""
-    return [s for out, names in by_file.items() if file == out or file.startswith(out.rstrip("/") + "/")
-            for s in names]
+    return [
+        s
+        for out, names in by_file.items()
+        if file == out or file.startswith(out.rstrip("/") + "/")
+        for s in names
+    ]
 
 
 def load_paper(paper: str, root: Path, reference_root: Path | None = None) -> PaperCard:
@@ -212,15 +235,23 @@ def load_paper(paper: str, root: Path, reference_root: Path | None = None) -> Pa
     entries = {v["id"]: v for v in doc["values"]}
     main_path = root / "results" / paper / "comparison.json"
     rows = _rows(_read_comparison(main_path, paper), entries, main_path, paper, root)
-    expected = [v["id"] for v in doc["values"] if v["measured"] is not None
-                and f"/{paths.TIMINGS}/" not in f"/{v['measured']['file']}"]
+    expected = [
+        v["id"]
+        for v in doc["values"]
+        if v["measured"] is not None and f"/{paths.TIMINGS}/" not in f"/{v['measured']['file']}"
+    ]
     absent = [i for i in expected if i not in {r.id for r in rows}]
     if absent:
-        raise ScorecardError(f"{main_path}: lacks {len(absent)} compared id(s) of reference/{paper}.yaml "
-                             f"(first: {absent[0]!r}); the comparison is stale, run `schedlab compare {paper}`")
+        raise ScorecardError(
+            f"{main_path}: lacks {len(absent)} compared id(s) of reference/{paper}.yaml "
+            f"(first: {absent[0]!r}); the comparison is stale, run `schedlab compare {paper}`"
+        )
     times_path = root / "results" / paper / paths.TIMINGS / "comparison.json"
-    times = _rows(_read_comparison(times_path, paper), entries, times_path, paper, root) \
-        if times_path.is_file() else []  # a paper without timed numbers has no times file
+    times = (
+        _rows(_read_comparison(times_path, paper), entries, times_path, paper, root)
+        if times_path.is_file()
+        else []
+    )  # a paper without timed numbers has no times file
     by_file = _stages_by_file(root)
     stages: dict[str, list[str]] = {}
     for r in rows:
@@ -235,6 +266,7 @@ def load(root: Path, papers: tuple[str, ...] = PAPERS, reference_root: Path | No
 
 
 # ---------------------------------------------------------------- formatting
+
 
 def fmt(x: Any) -> str:
     """A value for a table cell: integers whole, other floats to 4 significant digits.
@@ -266,8 +298,11 @@ def how_close(counts: dict[str, int]) -> str:
     bits = []
     held_out = " held-out" if counts.get("fitted") else ""
     if asserted:
-        bits.append(f"all {asserted}{held_out} asserted within tolerance" if counts["no"] == 0 and asserted > 1
-                    else f"{counts['yes']} of {asserted}{held_out} asserted within tolerance")
+        bits.append(
+            f"all {asserted}{held_out} asserted within tolerance"
+            if counts["no"] == 0 and asserted > 1
+            else f"{counts['yes']} of {asserted}{held_out} asserted within tolerance"
+        )
     if counts.get("fitted"):
         bits.append(f"{counts['fitted']} fitted (not counted as reproduced)")
     if counts["not asserted"]:
@@ -289,13 +324,15 @@ def _count_header(verdicts: tuple[str, ...]) -> list[str]:
     return ["numbers"] + [VERDICT_STYLE[v][0] for v in verdicts]
 
 
-
-
 def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
     def cell(s: str) -> str:
         return s.replace("|", "\\|").replace("\n", " ")
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(cell(c) for c in r) + " |" for r in rows)]
+
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(cell(c) for c in r) + " |" for r in rows),
+    ]
 
 
 def _total(cards: list[PaperCard]) -> dict[str, int]:
@@ -305,9 +342,17 @@ def _total(cards: list[PaperCard]) -> dict[str, int]:
 def _row_cells(r: Row) -> list[str]:
     note = r.note
     if r.verdict == "paper profile only":
-        note = (f"filled by `{PAPER_PROFILE_COMMAND}`" + (f"; {note}" if note else ""))
-    return [f"`{r.id}`", r.quantity, fmt(r.paper), fmt(r.ours), r.tolerance or "—", verdict_text(r.verdict), note,
-            r.source]
+        note = f"filled by `{PAPER_PROFILE_COMMAND}`" + (f"; {note}" if note else "")
+    return [
+        f"`{r.id}`",
+        r.quantity,
+        fmt(r.paper),
+        fmt(r.ours),
+        r.tolerance or "—",
+        verdict_text(r.verdict),
+        note,
+        r.source,
+    ]
 
 
 _ROW_HEADER = ["quantity", "paper", "ours", "tolerance", "verdict", "note", "source"]
@@ -317,52 +362,103 @@ _MD_ROW_HEADER = ["id", *_ROW_HEADER]
 def to_markdown(cards: list[PaperCard], out_dir: Path, root: Path) -> str:
     """The scorecard as Markdown; figure links are relative to ``out_dir``."""
     total, vs = _total(cards), _verdicts(cards)
-    lines = ["# schedlab scorecard: the papers' numbers vs ours", "",
-             "Generated by `schedlab scorecard` from `results/<paper>/comparison.json` and "
-             "`reference/<paper>.yaml`; do not edit.", "",
-             "Verdicts: " + "; ".join(f"**{verdict_text(v)}**" for v in vs) + ".", ""]
-    lines += _md_table(["paper"] + _count_header(vs) + ["how close"],
-                       [[c.paper, *_count_cells(c.counts(), vs), how_close(c.counts())] for c in cards]
-                       + [["**total**", *_count_cells(total, vs), how_close(total)]])
+    lines = [
+        "# schedlab scorecard: the papers' numbers vs ours",
+        "",
+        "Generated by `schedlab scorecard` from `results/<paper>/comparison.json` and "
+        "`reference/<paper>.yaml`; do not edit.",
+        "",
+        f"Which commit, profile, date and machine produced it: "
+        f"[{paths.TIMINGS}/{TIMES_NAME}.md]({paths.TIMINGS}/{TIMES_NAME}.md). {PROVENANCE_WHY}",
+        "",
+        "Verdicts: " + "; ".join(f"**{verdict_text(v)}**" for v in vs) + ".",
+        "",
+    ]
+    lines += _md_table(
+        ["paper"] + _count_header(vs) + ["how close"],
+        [[c.paper, *_count_cells(c.counts(), vs), how_close(c.counts())] for c in cards]
+        + [["**total**", *_count_cells(total, vs), how_close(total)]],
+    )
     lines += [""] + _notes_on_totals(total, markdown=True)
     for c in cards:
         lines += ["", f"## {c.paper}: {c.title}", "", f"{how_close(c.counts())}.", ""]
         for part, rows in c.parts().items():
             stages = ", ".join(c.stages.get(part, [])) or "—"
-            lines += [f"### {part_label(part)} ({c.paper}; stage {stages}): {how_close(count_verdicts(rows))}", ""]
+            lines += [
+                f"### {part_label(part)} ({c.paper}; stage {stages}): {how_close(count_verdicts(rows))}",
+                "",
+            ]
             for f in _part_figures(rows):
                 lines += [f"![{f}]({Path(os.path.relpath(root / f, out_dir)).as_posix()})", ""]
             lines += _md_table(_MD_ROW_HEADER, [_row_cells(r) for r in rows]) + [""]
-    lines += ["", "## Times on this machine", "",
-              f"Wall-clock and CPU seconds vary with the machine and the load: they are in "
-              f"[{TIMES_NAME}.md]({paths.TIMINGS}/{TIMES_NAME}.md), never in the verdict totals.", ""]
+    lines += [
+        "",
+        "## Times on this machine",
+        "",
+        f"Wall-clock and CPU seconds vary with the machine and the load: they are in "
+        f"[{TIMES_NAME}.md]({paths.TIMINGS}/{TIMES_NAME}.md), never in the verdict totals.",
+        "",
+    ]
     return "\n".join(lines).rstrip() + "\n"
 
 
 #: file stem of the times page, under ``results/timings/`` (not a pipeline output)
 TIMES_NAME = "scorecard_times"
+#: why the scorecard names its provenance page instead of stating commit, date and machine itself
+PROVENANCE_WHY = (
+    "They are kept there, with the times, so that this page is the same bytes on every machine "
+    "and every run of the same inputs."
+)
 
 
-def times_markdown(cards: list[PaperCard]) -> str:
-    """The times compared with the papers' (wall-clock and CPU seconds of this run), per paper."""
-    lines = ["# Times on this machine (not in the verdict totals)", "",
-             "Wall-clock and CPU seconds of this run: they vary with the machine and the load, so they are "
-             "shown, never asserted. Generated by `schedlab scorecard`.", ""]
+def times_markdown(cards: list[PaperCard], prov: dict[str, Any] | None = None) -> str:
+    """What produced this run (``prov``, :func:`schedlab.provenance.describe`, when given), then
+    the times compared with the papers' (wall-clock and CPU seconds of this run), per paper."""
+    lines = ["# Times on this machine (not in the verdict totals)", ""]
+    if prov is not None:
+        lines += ["## What produced this scorecard", ""]
+        lines += _md_table(["", "value"], [[what, value] for what, value in provenance.rows(prov)]) + [""]
+    lines += [
+        "Wall-clock and CPU seconds of this run: they vary with the machine and the load, so they are "
+        "shown, never asserted. Generated by `schedlab scorecard`.",
+        "",
+    ]
     for c in cards:
         if c.times:
-            lines += [f"## {c.paper}", ""] + _md_table(_MD_ROW_HEADER, [_row_cells(r) for r in c.times]) + [""]
+            lines += (
+                [f"## {c.paper}", ""] + _md_table(_MD_ROW_HEADER, [_row_cells(r) for r in c.times]) + [""]
+            )
     return "\n".join(lines).rstrip() + "\n"
 
 
-def times_html(cards: list[PaperCard]) -> str:
+def times_html(cards: list[PaperCard], prov: dict[str, Any] | None = None) -> str:
     """:func:`times_markdown` as a static page."""
-    out = ["<!doctype html><html><head><meta charset=\"utf-8\"><title>schedlab: times on this machine</title>"
-           "</head><body>", "<h1>Times on this machine (not in the verdict totals)</h1>",
-           "<p>Wall-clock and CPU seconds of this run: they vary with the machine and the load, so they are "
-           "shown, never asserted.</p>"]
+    out = [
+        '<!doctype html><html><head><meta charset="utf-8"><title>schedlab: times on this machine</title>'
+        "</head><body>",
+        "<h1>Times on this machine (not in the verdict totals)</h1>",
+    ]
+    if prov is not None:
+        out += [
+            '<h2 id="provenance">What produced this scorecard</h2>',
+            _html_table(
+                ["", "value"],
+                [
+                    [f"<th>{html.escape(what)}</th>", f"<td>{html.escape(value)}</td>"]
+                    for what, value in provenance.rows(prov)
+                ],
+            ),
+        ]
+    out += [
+        "<p>Wall-clock and CPU seconds of this run: they vary with the machine and the load, so they are "
+        "shown, never asserted.</p>"
+    ]
     for c in cards:
         if c.times:
-            out += [f"<h2>{html.escape(c.paper)}</h2>", _html_table(_ROW_HEADER, [_html_row(r) for r in c.times])]
+            out += [
+                f"<h2>{html.escape(c.paper)}</h2>",
+                _html_table(_ROW_HEADER, [_html_row(r) for r in c.times]),
+            ]
     out.append("</body></html>\n")
     return "\n".join(out)
 
@@ -371,11 +467,15 @@ def _notes_on_totals(total: dict[str, int], markdown: bool) -> list[str]:
     code = (lambda s: f"`{s}`") if markdown else (lambda s: f"<code>{html.escape(s)}</code>")
     out = []
     if total["paper profile only"]:
-        out.append(f"{total['paper profile only']} number(s) are computed only at the papers' scale: "
-                   f"run {code(PAPER_PROFILE_COMMAND)} (hours) to fill them.")
+        out.append(
+            f"{total['paper profile only']} number(s) are computed only at the papers' scale: "
+            f"run {code(PAPER_PROFILE_COMMAND)} (hours) to fill them."
+        )
     if total["missing input"]:
-        out.append(f"{total['missing input']} number(s) are MISSING although the run should have made them: "
-                   f"a gap in this run, not a matter of profile.")
+        out.append(
+            f"{total['missing input']} number(s) are MISSING although the run should have made them: "
+            f"a gap in this run, not a matter of profile."
+        )
     return out
 
 
@@ -439,15 +539,21 @@ def _html_row(r: Row) -> list[str]:
         note = f"filled by <code>{html.escape(PAPER_PROFILE_COMMAND)}</code>" + (f"; {note}" if note else "")
     cells = (fmt(r.paper), fmt(r.ours), r.tolerance or "—")
     numbers = "".join(f'<td class="num">{html.escape(x)}</td>' for x in cells)
-    return [f'<td>{html.escape(r.quantity)}<br><span class="id">{html.escape(r.id)}</span></td>', numbers,
-            f"<td>{_badge(r.verdict)}</td>", f'<td class="note">{note}</td>',
-            f'<td class="src">{html.escape(r.source)}</td>']
+    return [
+        f'<td>{html.escape(r.quantity)}<br><span class="id">{html.escape(r.id)}</span></td>',
+        numbers,
+        f"<td>{_badge(r.verdict)}</td>",
+        f'<td class="note">{note}</td>',
+        f'<td class="src">{html.escape(r.source)}</td>',
+    ]
 
 
 def _img(root: Path, figure: str) -> str:
     data = base64.b64encode((root / figure).read_bytes()).decode("ascii")
-    return (f'<figure><img alt="{html.escape(figure)}" src="data:image/png;base64,{data}">'
-            f"<figcaption>{html.escape(figure)}</figcaption></figure>")
+    return (
+        f'<figure><img alt="{html.escape(figure)}" src="data:image/png;base64,{data}">'
+        f"<figcaption>{html.escape(figure)}</figcaption></figure>"
+    )
 
 
 def _summary_html(cards: list[PaperCard]) -> str:
@@ -458,46 +564,65 @@ def _summary_html(cards: list[PaperCard]) -> str:
         if counts["missing input"] > 0:  # a real gap: its count cell (after the total)
             out[1 + vs.index("missing input")] = f'<td class="num gapcell">⚠ {counts["missing input"]}</td>'
         return out + [f"<td>{html.escape(how_close(counts))}</td>"]
+
     rows = [[f'<td><a href="#{c.paper}">{html.escape(c.paper)}</a></td>'] + cells(c.counts()) for c in cards]
     table = _html_table(["paper"] + _count_header(vs) + ["how close"], rows, "summary")
-    total = "<tr class=\"total\"><td>total</td>" + "".join(cells(_total(cards))) + "</tr>"
+    total = '<tr class="total"><td>total</td>' + "".join(cells(_total(cards))) + "</tr>"
     return table.replace("</tbody>", total + "</tbody>")
 
 
 def to_html(cards: list[PaperCard], root: Path) -> str:
     """The scorecard as one static HTML page (inline CSS, figures embedded, no script)."""
     total = _total(cards)
-    out = ['<!doctype html><html lang="en"><head><meta charset="utf-8">',
-           '<meta name="viewport" content="width=device-width,initial-scale=1">',
-           f"<title>schedlab scorecard</title><style>{_CSS}</style></head><body>",
-           "<h1>schedlab scorecard: the papers' numbers vs ours</h1>",
-           "<p>Generated by <code>schedlab scorecard</code> from <code>results/&lt;paper&gt;/comparison.json</code> "
-           "and <code>reference/&lt;paper&gt;.yaml</code>. Verdicts: "
-           + " ".join(_badge(v) for v in _verdicts(cards)) + "</p>",
-           "<nav>" + "".join(f'<a href="#{c.paper}">{html.escape(c.paper)}</a>' for c in cards)
-           + '<a href="#times">times on this machine</a></nav>', _summary_html(cards)]
+    out = [
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width,initial-scale=1">',
+        f"<title>schedlab scorecard</title><style>{_CSS}</style></head><body>",
+        "<h1>schedlab scorecard: the papers' numbers vs ours</h1>",
+        "<p>Generated by <code>schedlab scorecard</code> from <code>results/&lt;paper&gt;/comparison.json</code> "
+        "and <code>reference/&lt;paper&gt;.yaml</code>. Verdicts: "
+        + " ".join(_badge(v) for v in _verdicts(cards))
+        + "</p>",
+        # named, not linked: the page stands alone when copied or mailed (it links nothing)
+        f"<p>Which commit, profile, date and machine produced it: <code>{paths.TIMINGS}/{TIMES_NAME}.html"
+        f"</code> in this page's folder. {html.escape(PROVENANCE_WHY)}</p>",
+        "<nav>"
+        + "".join(f'<a href="#{c.paper}">{html.escape(c.paper)}</a>' for c in cards)
+        + '<a href="#times">times on this machine</a></nav>',
+        _summary_html(cards),
+    ]
     for note in _notes_on_totals(total, markdown=False):
         out.append(f'<p class="{"callout gapnote" if "MISSING" in note else "callout"}">{note}</p>')
     for c in cards:
-        out += [f'<h2 id="{c.paper}">{html.escape(c.paper)}: {html.escape(c.title)}</h2>',
-                f"<p>{html.escape(how_close(c.counts()))}.</p>"]
+        out += [
+            f'<h2 id="{c.paper}">{html.escape(c.paper)}: {html.escape(c.title)}</h2>',
+            f"<p>{html.escape(how_close(c.counts()))}.</p>",
+        ]
         for part, rows in c.parts().items():
             stages = ", ".join(c.stages.get(part, [])) or "—"
-            out.append(f"<h3>{html.escape(part_label(part))} <small>({html.escape(c.paper)}; stage "
-                       f"{html.escape(stages)}): {html.escape(how_close(count_verdicts(rows)))}</small></h3>")
+            out.append(
+                f"<h3>{html.escape(part_label(part))} <small>({html.escape(c.paper)}; stage "
+                f"{html.escape(stages)}): {html.escape(how_close(count_verdicts(rows)))}</small></h3>"
+            )
             figs = "".join(_img(root, f) for f in _part_figures(rows))
-            out.append(f'<div class="part{" withfig" if figs else ""}">'
-                       f'{_html_table(_ROW_HEADER, [_html_row(r) for r in rows])}'
-                       + (f'<div class="figs">{figs}</div>' if figs else "") + "</div>")
-    out += ['<h2 id="times">Times on this machine</h2>',
-            f'<p>Wall-clock and CPU seconds vary with the machine and the load: they are in '
-            f'<code>results/{paths.TIMINGS}/{TIMES_NAME}.html</code> (beside this page), never in the verdict '
-            'totals.</p>']
+            out.append(
+                f'<div class="part{" withfig" if figs else ""}">'
+                f"{_html_table(_ROW_HEADER, [_html_row(r) for r in rows])}"
+                + (f'<div class="figs">{figs}</div>' if figs else "")
+                + "</div>"
+            )
+    out += [
+        '<h2 id="times">Times on this machine</h2>',
+        f"<p>Wall-clock and CPU seconds vary with the machine and the load: they are in "
+        f"<code>results/{paths.TIMINGS}/{TIMES_NAME}.html</code> (beside this page), never in the verdict "
+        "totals.</p>",
+    ]
     out.append("</body></html>\n")
     return "\n".join(out)
 
 
 # ---------------------------------------------------------------- README block
+
 
 def readme_block(cards: list[PaperCard]) -> str:
     """The generated README table: one row per part, what it reproduces and how close, plus totals."""
@@ -505,15 +630,25 @@ def readme_block(cards: list[PaperCard]) -> str:
     for c in cards:
         for part, part_rows in c.parts().items():
             counts = count_verdicts(part_rows)
-            rows.append([c.paper, part_label(part), ", ".join(f"`{s}`" for s in c.stages.get(part, [])) or "—",
-                         *_count_cells(counts, vs), how_close(counts)])
+            rows.append(
+                [
+                    c.paper,
+                    part_label(part),
+                    ", ".join(f"`{s}`" for s in c.stages.get(part, [])) or "—",
+                    *_count_cells(counts, vs),
+                    how_close(counts),
+                ]
+            )
         rows.append([f"**{c.paper}**", "all", "", *_count_cells(c.counts(), vs), how_close(c.counts())])
     total = _total(cards)
     rows.append(["**total**", "", "", *_count_cells(total, vs), how_close(total)])
     lines = ["<!-- generated by `schedlab scorecard --readme README.md`: edits here are overwritten -->", ""]
     lines += _md_table(["paper", "part", "stage"] + _count_header(vs) + ["how close"], rows)
-    lines += ["", "Every number, with its source, tolerance and figure: `results/scorecard.html` "
-                  "(or `results/scorecard.md`)."]
+    lines += [
+        "",
+        "Every number, with its source, tolerance and figure: `results/scorecard.html` "
+        "(or `results/scorecard.md`).",
+    ]
     notes = _notes_on_totals(total, markdown=True)
     if notes:
         lines += ["", *notes]
@@ -524,8 +659,9 @@ def replace_block(text: str, block: str, name: str) -> str:
     """``text`` with what lies between the scorecard markers replaced by ``block`` (the markers stay)."""
     starts, ends = text.count(START_MARKER), text.count(END_MARKER)
     if starts != 1 or ends != 1:
-        raise ScorecardError(f"{name}: expected exactly one {START_MARKER} and one {END_MARKER}, "
-                             f"found {starts} and {ends}")
+        raise ScorecardError(
+            f"{name}: expected exactly one {START_MARKER} and one {END_MARKER}, found {starts} and {ends}"
+        )
     head, rest = text.split(START_MARKER)
     _, tail = rest.split(END_MARKER) if END_MARKER in rest else (None, None)
     if tail is None:
@@ -561,7 +697,9 @@ def _read_csv(path: Path, columns: list[str]) -> Any:
     import pandas as pd
 
     if not path.is_file():
-        raise ScorecardError(f"{path}: missing; the plot table needs it (run `dvc repro` for the stage making it)")
+        raise ScorecardError(
+            f"{path}: missing; the plot table needs it (run `dvc repro` for the stage making it)"
+        )
     table = pd.read_csv(path)
     absent = [c for c in columns if c not in table]
     if absent:
@@ -584,13 +722,17 @@ def plot_tables(root: Path) -> dict[str, Any]:
         ok = src[src["status"] == "ok"]
         wide = ok.pivot_table(index=axis, columns="scheme", values="mean_jct_s", aggfunc="first", sort=True)
         tables[name] = wide[[s for s in dict.fromkeys(ok["scheme"])]].reset_index()  # schemes in run order
-    fig7 = _read_csv(root / PLOT_SOURCES["pcs_fig7.csv"], ["policy", "trace", "norm_avg_jct", "avg_pred_error"])
+    fig7 = _read_csv(
+        root / PLOT_SOURCES["pcs_fig7.csv"], ["policy", "trace", "norm_avg_jct", "avg_pred_error"]
+    )
     tables["pcs_fig7.csv"] = fig7.assign(policy_trace=fig7["policy"] + " / " + fig7["trace"].astype(str))[
-        ["policy_trace", "policy", "trace", "norm_avg_jct", "avg_pred_error"]]
+        ["policy_trace", "policy", "trace", "norm_avg_jct", "avg_pred_error"]
+    ]
     fig5 = _read_csv(root / PLOT_SOURCES["polaris_fig5a.csv"], ["rel_error"])
     errors = fig5["rel_error"].dropna().sort_values(ignore_index=True)
     tables["polaris_fig5a.csv"] = errors.to_frame("rel_error").assign(
-        share_of_jobs=(errors.index + 1) / len(errors))
+        share_of_jobs=(errors.index + 1) / len(errors)
+    )
     return tables
 
 
@@ -606,9 +748,16 @@ def write_plot_data(root: Path, out_dir: Path | None = None) -> list[Path]:
 
 # ---------------------------------------------------------------- writing
 
-def write(root: Path | None = None, out_dir: Path | None = None, readme: Path | None = None,
-          reference_root: Path | None = None, *, papers: tuple[str, ...] = PAPERS,
-          plots: bool = True) -> list[PaperCard]:
+
+def write(
+    root: Path | None = None,
+    out_dir: Path | None = None,
+    readme: Path | None = None,
+    reference_root: Path | None = None,
+    *,
+    papers: tuple[str, ...] = PAPERS,
+    plots: bool = True,
+) -> list[PaperCard]:
     """Write ``scorecard.md`` and ``scorecard.html`` to ``out_dir`` (default ``root/results``),
     the times to ``out_dir/timings/``:data:`TIMES_NAME```.{md,html}``, the tables of the DVC plots
     to ``out_dir/plots`` (unless ``plots=False``) and the README block if ``readme`` is given.
@@ -618,8 +767,12 @@ def write(root: Path | None = None, out_dir: Path | None = None, readme: Path | 
     cards = load(root, papers, reference_root)
     atomic_write_text(out_dir / "scorecard.md", to_markdown(cards, out_dir, root))
     atomic_write_text(out_dir / "scorecard.html", to_html(cards, root))
-    atomic_write_text(out_dir / paths.TIMINGS / f"{TIMES_NAME}.md", times_markdown(cards))
-    atomic_write_text(out_dir / paths.TIMINGS / f"{TIMES_NAME}.html", times_html(cards))
+    from schedlab import stagetimes  # pandas, as the rest of writing
+
+    # commit, profile, date, machine: beside the times, never in the scorecard
+    prov = provenance.describe(root, stagetimes.runs_summary(root))
+    atomic_write_text(out_dir / paths.TIMINGS / f"{TIMES_NAME}.md", times_markdown(cards, prov))
+    atomic_write_text(out_dir / paths.TIMINGS / f"{TIMES_NAME}.html", times_html(cards, prov))
     if plots:
         write_plot_data(root, out_dir / "plots")
     if readme is not None:

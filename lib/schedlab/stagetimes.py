@@ -2,7 +2,7 @@
 
 :func:`schedlab.notebooks.run` records one JSON per executed notebook under
 ``results/<paper>/timings/stages/<name>.json`` (wall and CPU seconds, the profile, the machine's
-cores and load average at start and end). Like every file under ``timings/`` these are not
+cores and load average at start and end, the commit it ran at). Like every file under ``timings/`` these are not
 pipeline outputs: no stage declares or reads them, so the pipeline's outputs stay byte for byte
 the same while the times are kept. ``schedlab timings`` (run at the end of ``make reproduce``)
 prints them, so a paper-profile run states what its PCS part took.
@@ -41,12 +41,26 @@ from typing import Protocol, Sequence
 
 import pandas as pd
 
-from schedlab import paths
+from schedlab import paths, provenance
 from schedlab.io import atomic_write_text
 
 #: the folder under ``results/<paper>/timings/`` that holds one JSON per stage run
 FOLDER = "stages"
-COLUMNS = ["stage", "profile", "wall_s", "cpu_s", "cores", "load_start", "load_end", "started_utc", "host"]
+COLUMNS = [
+    "stage",
+    "profile",
+    "wall_s",
+    "cpu_s",
+    "cores",
+    "load_start",
+    "load_end",
+    "started_utc",
+    "host",
+    "commit",
+    "uncommitted",
+]
+#: columns a record written before they were kept may lack (read as empty)
+OPTIONAL = ("commit", "uncommitted")
 
 
 def stage_file(root: Path, name: str) -> Path:
@@ -57,13 +71,32 @@ def stage_file(root: Path, name: str) -> Path:
     return Path(root) / "results" / paper / paths.TIMINGS / FOLDER / f"{stem}.json"
 
 
-def record(root: Path, name: str, *, profile: str, wall_s: float, cpu_s: float,
-           load: tuple[float, float], started: _dt.datetime | None = None) -> Path:
+def record(
+    root: Path,
+    name: str,
+    *,
+    profile: str,
+    wall_s: float,
+    cpu_s: float,
+    load: tuple[float, float],
+    started: _dt.datetime | None = None,
+) -> Path:
     """Write the times of one run of notebook ``name`` (atomically); returns the file."""
     started = started or _dt.datetime.now(_dt.timezone.utc) - _dt.timedelta(seconds=wall_s)
-    entry = {"stage": name, "profile": profile, "wall_s": round(wall_s, 3), "cpu_s": round(cpu_s, 3),
-             "cores": os.cpu_count(), "load_start": load[0], "load_end": load[1],
-             "started_utc": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "host": platform.node()}
+    entry = {
+        "stage": name,
+        "profile": profile,
+        "wall_s": round(wall_s, 3),
+        "cpu_s": round(cpu_s, 3),
+        "cores": os.cpu_count(),
+        "load_start": load[0],
+        "load_end": load[1],
+        "started_utc": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "host": platform.node(),
+        # the commit of the code that ran (the checkout, wherever the outputs went): dvc repro skips
+        # unchanged stages, so a scorecard's numbers may come from older commits (provenance.stage_runs)
+        **provenance.git_state(paths.ROOT),
+    }
     path = stage_file(root, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, json.dumps(entry, indent=1) + "\n")
@@ -87,11 +120,39 @@ def table(root: Path | None = None) -> pd.DataFrame:
             entry = json.loads(f.read_text())
         except json.JSONDecodeError as exc:
             raise ValueError(f"{f}: not a stage-times JSON ({exc})") from None
-        missing = [c for c in COLUMNS if c not in entry]
+        missing = [c for c in COLUMNS if c not in entry and c not in OPTIONAL]
         if missing:
             raise ValueError(f"{f}: missing field(s) {', '.join(missing)}")
-        rows.append({c: entry[c] for c in COLUMNS})
+        rows.append({c: entry.get(c) for c in COLUMNS})
     return pd.DataFrame(rows, columns=COLUMNS).sort_values("stage", kind="stable").reset_index(drop=True)
+
+
+def runs_summary(root: Path | None = None) -> dict:
+    """The recorded stage runs under ``root`` for :func:`schedlab.provenance.describe`: how many,
+    under which profiles and at which commits (a count each), when the first and the last began.
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> _ = record(root, "pcs/fig1", profile="teaching", wall_s=1.0, cpu_s=1.0, load=(0.0, 0.0))
+    >>> s = runs_summary(root)
+    >>> s["count"], s["profiles"]
+    (1, {'teaching': 1})
+    """
+    t = table(root)
+    # no commit: a run outside a git checkout, or a record from before commits were kept
+    commits = [
+        provenance.label({"commit": c, "uncommitted": None if pd.isna(u) else int(u)})
+        if isinstance(c, str)
+        else "not recorded"
+        for c, u in zip(t.commit, t.uncommitted)
+    ]
+    return {
+        "count": len(t),
+        "profiles": {str(k): int(v) for k, v in t.profile.value_counts().sort_index().items()},
+        "commits": {k: commits.count(k) for k in sorted(set(commits))},
+        "first_utc": t.started_utc.min() if len(t) else None,
+        "last_utc": t.started_utc.max() if len(t) else None,
+    }
 
 
 def totals(t: pd.DataFrame) -> pd.DataFrame:
@@ -99,8 +160,9 @@ def totals(t: pd.DataFrame) -> pd.DataFrame:
     under ``dvc repro``, so their walls add up; the load columns say how busy the machine was."""
     t = t.assign(paper=t.stage.str.partition("/")[0], load=t[["load_start", "load_end"]].max(axis=1))
     g = t.groupby(["paper", "profile"], sort=True)
-    out = g.agg(stages=("stage", "size"), wall_s=("wall_s", "sum"), cpu_s=("cpu_s", "sum"),
-                max_load=("load", "max")).reset_index()
+    out = g.agg(
+        stages=("stage", "size"), wall_s=("wall_s", "sum"), cpu_s=("cpu_s", "sum"), max_load=("load", "max")
+    ).reset_index()
     out["wall_min"] = (out.wall_s / 60).round(1)
     out["cpu_min"] = (out.cpu_s / 60).round(1)
     return out[["paper", "profile", "stages", "wall_min", "cpu_min", "max_load"]]
@@ -114,8 +176,9 @@ class _Outputs(Protocol):
     def timings(self, filename: str) -> Path: ...
 
 
-def split_timings(table: pd.DataFrame, timing_columns: Sequence[str],
-                  key_columns: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def split_timings(
+    table: pd.DataFrame, timing_columns: Sequence[str], key_columns: Sequence[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``table`` without ``timing_columns``, and ``key_columns`` then ``timing_columns``.
 
     Parameters
@@ -146,8 +209,15 @@ def split_timings(table: pd.DataFrame, timing_columns: Sequence[str],
     return table.drop(columns=list(timing_columns)), table[[*key_columns, *timing_columns]].copy()
 
 
-def write_timed(out: _Outputs, table: pd.DataFrame, filename: str, *, timing_columns: Sequence[str],
-                key_columns: Sequence[str], timings_filename: str | None = None) -> pd.DataFrame:
+def write_timed(
+    out: _Outputs,
+    table: pd.DataFrame,
+    filename: str,
+    *,
+    timing_columns: Sequence[str],
+    key_columns: Sequence[str],
+    timings_filename: str | None = None,
+) -> pd.DataFrame:
     """Write ``table`` without its times to ``out.results(filename)`` and its times (under
     ``key_columns``) to ``out.timings(timings_filename or filename)``, both as CSV, atomically.
 

@@ -54,7 +54,6 @@ import tempfile
 from dataclasses import replace
 
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
 from schedlab import io, paths

@@ -43,7 +43,6 @@ params
 # %%
 from schedlab.notebooks import Outputs
 
-import json
 
 import numpy as np
 import pandas as pd
@@ -135,8 +134,11 @@ for ax, col, title in ((axes[0], "mean_jct_s", "(a) all jobs"), (axes[1], "infer
         _, color, marker = SCHEME_STYLE.get(key, (key, None, "o"))
         ax.plot(g.load, g[col], marker=marker, color=color, label=scheme_label(key))
     readable_log_axis(ax, "y")
-    ax.set_xlabel("compute load (share of server time busy)"); ax.set_ylabel("mean JCT (s, log scale)")
-    ax.set_xticks(loads); ax.set_title(title); ax.grid(True, which="major", alpha=0.3)
+    ax.set_xlabel("compute load (share of server time busy)")
+    ax.set_ylabel("mean JCT (s, log scale)")
+    ax.set_xticks(loads)
+    ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.3)
 legend_below(fig, *axes[0].get_legend_handles_labels(), ncol=3)
 fig.suptitle(f"Decima (public weights) in the Nona simulator: {servers} servers, {bandwidth_gbps:g} Gbps, "
              f"{duration:g} s window")

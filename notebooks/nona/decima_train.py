@@ -130,15 +130,18 @@ ax = axes[0]
 ax.plot(curve.iteration, curve.mean_jct_s, ".", alpha=0.5, label="iteration (mean over its episodes)")
 k = max(1, len(curve) // 6)
 ax.plot(curve.iteration, curve.mean_jct_s.rolling(k, min_periods=1).mean(), "-", label=f"rolling mean ({k})")
-ax.set_xlabel("training iteration"); ax.set_ylabel("mean JCT in training episodes (s)")
+ax.set_xlabel("training iteration")
+ax.set_ylabel("mean JCT in training episodes (s)")
 ax.set_title(f"(a) Decima training: {cfg.servers} servers, load {cfg.load:g}")
 ax.grid(True, alpha=0.3)
 ax = axes[1]
 if "entropy" in curve:
     ax.plot(curve.iteration, curve.entropy, color="C2",
             label="policy entropy (" + ("stage + executor heads" if cfg.exec_head else "stage head") + ")")
-ax.set_xlabel("training iteration"); ax.set_ylabel("entropy per decision (nats)")
-ax.set_title("(b) how random the policy still is"); ax.grid(True, alpha=0.3)
+ax.set_xlabel("training iteration")
+ax.set_ylabel("entropy per decision (nats)")
+ax.set_title("(b) how random the policy still is")
+ax.grid(True, alpha=0.3)
 from schedlab.nona.plotting import legend_below
 
 legend_below(fig, *[sum(x, []) for x in zip(*(a.get_legend_handles_labels() for a in axes))], ncol=3)

@@ -57,7 +57,7 @@ import json
 import pandas as pd
 import matplotlib.pyplot as plt
 
-from schedlab import io, paths
+from schedlab import io
 from schedlab.nona import experiments
 from IPython.display import Markdown, display
 from schedlab.nona.plotting import SCHEME_STYLE, load_label, plot_sweep, readable_log_axis, scheme_label
@@ -199,7 +199,8 @@ for s in sens_schemes:
     g = sens[sens.scheme == s]
     ax.plot(g.load, g.mean_jct_s, color=color, marker=marker, label=label)
 readable_log_axis(ax, "y")
-ax.set_xlabel(load_label({**workload, **sensitivity_workload})); ax.set_ylabel("average JCT (s, log scale)")
+ax.set_xlabel(load_label({**workload, **sensitivity_workload}))
+ax.set_ylabel("average JCT (s, log scale)")
 ax.grid(True, which="major", alpha=0.3)
 ax.set_title(f"Fig. 3a with smaller queries ({query}, query scale {sensitivity_workload.get('query_scale', 1):g})")
 fig.legend(*ax.get_legend_handles_labels(), loc="outside right center", fontsize=8, frameon=False)

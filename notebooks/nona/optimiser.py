@@ -46,7 +46,6 @@ from schedlab.notebooks import Outputs
 
 import pandas as pd
 from schedlab import io, stagetimes
-from schedlab.nona import profiles
 from schedlab.nona.decision import class_space, space_size
 from schedlab.nona.optimise import solve_point
 from schedlab.nona.workload import inference_classes

@@ -34,7 +34,6 @@ params
 from schedlab.notebooks import Outputs
 
 import pandas as pd
-import matplotlib
 import matplotlib.pyplot as plt
 
 from schedlab import io

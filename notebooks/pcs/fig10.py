@@ -59,6 +59,10 @@ for e in errors:
 f10 = pd.DataFrame(rows)
 afs = f10[(f10.policy == "AFS")].avg_jct.iloc[0]
 f10["jct_vs_afs"] = f10.avg_jct / afs
+# each policy against itself without size error: the ratio the authors' own Fig. 10 summaries
+# keep within 1.05 (their PCS / AFS-without-error ratio is 1.62-1.64)
+own0 = f10[f10.p_error == 0].set_index("policy").avg_jct
+f10["jct_vs_no_error"] = f10.avg_jct / f10.policy.map(own0)
 io.atomic_write_text(out.results("fig10.csv"), f10.to_csv(index=False))
 f10
 
@@ -71,10 +75,13 @@ out.savefig(fig, "fig10")
 # %% [markdown]
 # ## Paper vs ours
 #
-# The paper prints one number for this figure (PCS within 1.05× of AFS); the authors' Fig. 10a
-# summaries (`fig10a.*`: avg Pred_err of AFS, FIFO and PCS at each size error) are shown next to
-# ours. Their workload is not identified, so the comparison is of shapes (only FIFO's 0 % at no
-# error is asserted: it holds on any workload).
+# The paper prints one number for this figure: PCS "within 1.05× of AFS" at every size error,
+# asserted as an upper bound on PCS-JCT / AFS-without-error (`fig10.pcs_jct_vs_afs.*`). The
+# authors' own Fig. 10 summaries do not give that ratio either (their PCS / AFS is 1.62-1.64);
+# they keep PCS within 1.05× of *PCS without error* (0.996-1.013), asserted too as our reading
+# (`fig10.pcs_jct_vs_no_error.*`). The authors' Fig. 10a summaries (`fig10a.*`: avg Pred_err of
+# AFS, FIFO and PCS at each size error) are shown next to ours; their workload is not
+# identified, so that comparison is of shapes.
 
 # %%
 cmp10 = paper_vs_ours("pcs", ["fig10."], out.root)
@@ -94,6 +101,7 @@ Markdown(f"""
 * **Avg JCT:** PCS-JCT / AFS stays between {pcs.jct_vs_afs.min():.3f}× and {pcs.jct_vs_afs.max():.3f}× over all
   errors (spread {pcs.jct_vs_afs.max() - pcs.jct_vs_afs.min():.3f}: the paper's "limited impact on performance"
   is about this spread); our level is {pcs.jct_vs_afs[hi]:.2f}× against the paper's {paper10['fig10.pcs_jct_vs_afs.p_error_40']:g}×
-  ({cmp10['diff'].iloc[0]:+.2f}): a different trace and configuration (our PCS-JCT is the 0e4a51 Fig. 7 configuration
-  on the first {num_jobs} jobs).
+  ({pcs.jct_vs_afs[hi] - paper10['fig10.pcs_jct_vs_afs.p_error_40']:+.2f}): a different trace and configuration (our PCS-JCT
+  is the 0e4a51 Fig. 7 configuration on the first {num_jobs} jobs). Against itself without error PCS-JCT stays between
+  {pcs.jct_vs_no_error.min():.3f}× and {pcs.jct_vs_no_error.max():.3f}× (the authors' summaries: 0.996× to 1.013×).
 """)

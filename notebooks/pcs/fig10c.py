@@ -66,7 +66,10 @@ cols = [o.label for o in objs]
 w_train = generate(workload, num_apps, np.random.default_rng(seed), load=train_load, gpus=gpus)
 w_test = generate(workload, num_apps, np.random.default_rng(seed), load=test_load, gpus=gpus)
 assert np.array_equal(w_train.service, w_test.service) and np.array_equal(w_train.demand, w_test.demand)
-span = lambda w: w.submit_s[-1]
+def span(w):
+    return w.submit_s[-1]
+
+
 print(f"{num_apps} apps; last arrival {span(w_train):.0f} s at {train_load:.0%}, {span(w_test):.0f} s at {test_load:.0%}")
 
 # %%

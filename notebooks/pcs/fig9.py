@@ -39,7 +39,7 @@
 #   (`coverage`). The paper does not define "found"; `cover_eps = 0` asks for the exact point.
 #   Without heuristics = our 13-variable raw encoding (`RawSpace`; the paper gives none).
 # * **Default profile is CI-sized**; the `paper` profile runs the paper's grid (512/1024 jobs on
-#   128-1024 GPUs), ~1000 evaluations per front, the full search (2001 jobs, 1280
+#   128-1024 GPUs), ~1000 evaluations per front, the full search (2001 jobs, 1280
 #   evaluations, 64 GPUs), and the 9c budgets 128-1024 (about 17 min on 2 idle cores): those are
 #   **paper profile only**, `make reproduce PROFILE=paper`. There the 9c search with heuristics and
 #   seed 0 on the 2001 jobs is not run: its evaluations are the first 1120 of the 9b search on the

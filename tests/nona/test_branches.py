@@ -38,7 +38,8 @@ def test_byte_scale_leaves_rates_and_background_unchanged():
     assert [(j.name, j.arrival_rate) for j in a] == [(j.name, j.arrival_rate) for j in b]
     assert a[-1].transfer_bytes == b[-1].transfer_bytes  # background transfers are not branch data
     assert sum(d["bytes"] for *_, d in b[0].dag.edges(data=True)) == pytest.approx(
-        0.1 * sum(d["bytes"] for *_, d in a[0].dag.edges(data=True)))
+        0.1 * sum(d["bytes"] for *_, d in a[0].dag.edges(data=True))
+    )
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, math.inf, math.nan])
@@ -60,12 +61,22 @@ def test_every_model_has_a_positive_integer_batch(model):
 
 def test_batches_match_the_tensor_sizes():
     # README of the mirror: AlexNet/ResNet18 256, VGG16 128, DenseNet121 64 at 224x224; the logits 4*B*1000 bytes
-    expect = {"alexnet": 256, "resnet18": 256, "vgg16": 128, "densenet121": 64, "inception_v3": 128,
-              "nasnetamobile": 128, "gnmt": 32, "gpt2": 1}
+    expect = {
+        "alexnet": 256,
+        "resnet18": 256,
+        "vgg16": 128,
+        "densenet121": 64,
+        "inception_v3": 128,
+        "nasnetamobile": 128,
+        "gnmt": 32,
+        "gpt2": 1,
+    }
     assert {m: profiled_batch(profiles.load(m)) for m in expect} == expect
     g = profiles.load("inception_v3")
     (inp,) = [d for _, d in g.nodes(data=True) if d["desc"] == "Input"]
-    assert inp["activation_bytes"] == 4 * 128 * 3 * 299 * 299  # inception_v3 reads 299x299 images, not 224x224
+    assert (
+        inp["activation_bytes"] == 4 * 128 * 3 * 299 * 299
+    )  # inception_v3 reads 299x299 images, not 224x224
 
 
 def test_an_input_that_disagrees_with_the_classifier_is_refused():
@@ -97,7 +108,9 @@ def test_inception_split_is_confirmed_and_priced_exactly_on_an_idle_cluster():
     """inception_v3 with 1% of its branch data at 100 Gbps: critical-path Nona splits Inception modules;
     one job alone on the cluster runs exactly as priced, and the simulator at light load confirms the gain."""
     cl = Cluster(servers=80, bandwidth_gbps=100)
-    wl = build_workload(["inception_v3"], load=0.05, cluster=cl, comm_load=0.0, byte_scale=0.01, load_basis="cluster")
+    wl = build_workload(
+        ["inception_v3"], load=0.05, cluster=cl, comm_load=0.0, byte_scale=0.01, load_basis="cluster"
+    )
     res = optimise.solve(wl, cl, method="global", pricing="critical_path", oversized="keep_together")
     assert optimise.placement_counts(res)["split_subgraphs"] >= 4
     doc = optimise.to_json(res)
@@ -105,7 +118,9 @@ def test_inception_split_is_confirmed_and_priced_exactly_on_an_idle_cluster():
     assert all(len(s["options"]) == 1 for s in doc["classes"]["inception_v3"]["subgraphs"])
     alone = idle_jct(wl[0], cl, TableScheduler(doc), rng=np.random.default_rng(0))
     theta = optimise.theta_from_tables(res.problem, doc)
-    at_zero = res.problem.const[0] + float(theta @ res.problem.A.max(axis=1))  # each option's longest path at phi = 0
+    at_zero = res.problem.const[0] + float(
+        theta @ res.problem.A.max(axis=1)
+    )  # each option's longest path at phi = 0
     assert alone == pytest.approx(at_zero, rel=1e-9)
     (r,) = branches.compare_placements(wl, cl, seeds=[0, 1], duration=100.0, pricings=["critical_path"])
     assert r["pred_gain"] < -0.05 and r["sim_gain_max"] < -0.05 and r["confirmed"] is True
@@ -115,13 +130,25 @@ def test_inception_split_is_confirmed_and_priced_exactly_on_an_idle_cluster():
 
 
 def test_gain_map_shape_columns_and_order():
-    rows = branches.gain_map([0.1, 0.5], [10.0, 100.0], [0.01], models=["inception_v3"], servers=80,
-                             workload={"load_basis": "cluster", "comm_load": 0.0}, seeds=[0], duration=20.0,
-                             executor=1)
+    rows = branches.gain_map(
+        [0.1, 0.5],
+        [10.0, 100.0],
+        [0.01],
+        models=["inception_v3"],
+        servers=80,
+        workload={"load_basis": "cluster", "comm_load": 0.0},
+        seeds=[0],
+        duration=20.0,
+        executor=1,
+    )
     assert list(rows.columns) == list(branches.COLUMNS)
     assert len(rows) == 2 * 2 * 1 * len(optimise.PRICINGS)
-    assert rows[["bandwidth_gbps", "load"]].drop_duplicates().values.tolist() == [[10, 0.1], [10, 0.5], [100, 0.1],
-                                                                                  [100, 0.5]]
+    assert rows[["bandwidth_gbps", "load"]].drop_duplicates().values.tolist() == [
+        [10, 0.1],
+        [10, 0.5],
+        [100, 0.1],
+        [100, 0.5],
+    ]
     none = rows[rows.split_subgraphs == 0]
     assert (none.sim_gain == 0).all() and none.confirmed.isna().all() and (none.pred_gain.abs() < 1e-12).all()
     split = rows[rows.split_subgraphs > 0]
@@ -138,9 +165,16 @@ def test_a_bad_grid_names_the_axis():
 
 
 def test_baseline_points_pick_the_best_splits_and_one_without():
-    rows = pd.DataFrame({"pricing": ["critical_path"] * 4 + ["paper"], "load": [0.1, 0.5, 0.9, 0.9, 0.1],
-                         "bandwidth_gbps": [10.0] * 5, "byte_scale": [1.0] * 5, "split_subgraphs": [0, 3, 3, 0, 8],
-                         "sim_gain": [0.0, -0.02, -0.09, 0.0, -0.5]})
+    rows = pd.DataFrame(
+        {
+            "pricing": ["critical_path"] * 4 + ["paper"],
+            "load": [0.1, 0.5, 0.9, 0.9, 0.1],
+            "bandwidth_gbps": [10.0] * 5,
+            "byte_scale": [1.0] * 5,
+            "split_subgraphs": [0, 3, 3, 0, 8],
+            "sim_gain": [0.0, -0.02, -0.09, 0.0, -0.5],
+        }
+    )
     pts = branches.baseline_points(rows, n_split=1)
     assert pts[["load", "why"]].values.tolist() == [[0.9, "splits"], [0.1, "no split"]]
 
@@ -152,7 +186,9 @@ def test_notebook_runs_at_the_teaching_profile(tmp_path):
     """About 35 s on 2 shared cores (< 60 s): the teaching profile end to end."""
     from schedlab.notebooks import runner
 
-    runner.run("nona/branches", output_root=tmp_path, executed=tmp_path / "executed.ipynb", profile="teaching")
+    runner.run(
+        "nona/branches", output_root=tmp_path, executed=tmp_path / "executed.ipynb", profile="teaching"
+    )
     rows = pd.read_csv(tmp_path / "results/nona/branches/map.csv")
     assert len(rows) == 2 * 2 * 2 * len(optimise.PRICINGS)
     base = pd.read_csv(tmp_path / "results/nona/branches/baselines.csv")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -12,8 +11,9 @@ from schedlab.nona import calibration as cal
 
 
 def test_grid_is_the_full_factorial_and_names_are_unique():
-    rs = cal.grid({"load_basis": ["server", "cluster"], "gpt2_time_scale": [1.0, 0.5, 0.1],
-                   "warmup_share": [0.1, 0.5]})
+    rs = cal.grid(
+        {"load_basis": ["server", "cluster"], "gpt2_time_scale": [1.0, 0.5, 0.1], "warmup_share": [0.1, 0.5]}
+    )
     assert len(rs) == 12 and len({r.name for r in rs}) == 12
     with pytest.raises(ValueError, match="unknown calibration factor"):
         cal.grid({"bandwidth": [1]})
@@ -22,8 +22,9 @@ def test_grid_is_the_full_factorial_and_names_are_unique():
 
 
 def test_reading_round_trips_through_workload_kwargs():
-    for r in cal.grid({"load_basis": ["server", "cluster"],
-                       "per_sample": [False, True], "gpt2_time_scale": [1.0, 0.04]}):
+    for r in cal.grid(
+        {"load_basis": ["server", "cluster"], "per_sample": [False, True], "gpt2_time_scale": [1.0, 0.04]}
+    ):
         assert cal.reading_of(r.workload_kwargs(), r.duration) == r
     assert cal.Reading().workload_kwargs() == {}
     with pytest.raises(ValueError, match="does not vary"):
@@ -38,20 +39,34 @@ def _rows(design: cal.Design, jct: dict[str, float], load_factor: dict[float, fl
     for p in design.points():
         for s, v in jct.items():
             f = load_factor.get(p["load"], 1.0)
-            out.append({**p, "scheme": s, "mean_jct_s": v * f, "p99_jct_s": 2 * v * f,
-                        "inference_mean_jct_s": 3 * v * f, "inference_p99_jct_s": 4 * v * f})
+            out.append(
+                {
+                    **p,
+                    "scheme": s,
+                    "mean_jct_s": v * f,
+                    "p99_jct_s": 2 * v * f,
+                    "inference_mean_jct_s": 3 * v * f,
+                    "inference_p99_jct_s": 4 * v * f,
+                }
+            )
     return pd.DataFrame(out)
 
 
 def test_gains_are_ratios_to_nona_with_min_max_and_sign():
     d = cal.Design()
-    rows = _rows(d, {"nona": 1.0, "spark_fair": 10.0, "opportunistic": 50.0, "random": 0.5},
-                 {0.1: 1.0, 0.5: 1.0, 0.9: 1.0})
+    rows = _rows(
+        d,
+        {"nona": 1.0, "spark_fair": 10.0, "opportunistic": 50.0, "random": 0.5},
+        {0.1: 1.0, 0.5: 1.0, 0.9: 1.0},
+    )
     # Spark's JCT halves at load 0.9 only: its gain there is 5x, elsewhere 10x
     rows.loc[(rows.scheme == "spark_fair") & (rows.load == 0.9), ["mean_jct_s", "p99_jct_s"]] /= 2
     b = d.bandwidth_gbps
-    jobs = {(d.fig5_load, b, "nona"): pd.DataFrame({"job_class": ["background_compute"] * 4,
-                                                    "jct": [1.0, 1.0, 2.0, 3.0]})}
+    jobs = {
+        (d.fig5_load, b, "nona"): pd.DataFrame(
+            {"job_class": ["background_compute"] * 4, "jct": [1.0, 1.0, 2.0, 3.0]}
+        )
+    }
     g = cal.gains(rows, jobs, d)
     assert g["fig3.gain_avg.spark_fair"] == pytest.approx(10.0)
     assert g["fig3.gain_avg_low.spark_fair"] == pytest.approx(5.0)
@@ -65,13 +80,25 @@ def test_gains_are_ratios_to_nona_with_min_max_and_sign():
 
 
 def test_verdicts_follow_the_stated_tolerances():
-    fit = cal.check_values({"fig4.gain_avg.random": 70 * 1.45, "fig4.gain_avg.opportunistic": 60 * 1.55,
-                            "fig3.nona_ahead.avg": 0.0, "table1.nona_distribute.low": 0.7,
-                            cal.TABLE1_SHAPE: 1.0, "fig5.background_no_wait.nona": 0.45})
+    fit = cal.check_values(
+        {
+            "fig4.gain_avg.random": 70 * 1.45,
+            "fig4.gain_avg.opportunistic": 60 * 1.55,
+            "fig3.nona_ahead.avg": 0.0,
+            "table1.nona_distribute.low": 0.7,
+            cal.TABLE1_SHAPE: 1.0,
+            "fig5.background_no_wait.nona": 0.45,
+        }
+    )
     verdict = dict(zip(fit.id, fit.verdict))
-    assert verdict == {"fig4.gain_avg.random": "yes", "fig4.gain_avg.opportunistic": "no",
-                       "fig3.nona_ahead.avg": "no", "table1.nona_distribute.low": "yes",
-                       cal.TABLE1_SHAPE: "yes", "fig5.background_no_wait.nona": "yes"}
+    assert verdict == {
+        "fig4.gain_avg.random": "yes",
+        "fig4.gain_avg.opportunistic": "no",
+        "fig3.nona_ahead.avg": "no",
+        "table1.nona_distribute.low": "yes",
+        cal.TABLE1_SHAPE: "yes",
+        "fig5.background_no_wait.nona": "yes",
+    }
 
 
 def test_table1_shape_under_a_reading():
@@ -86,8 +113,12 @@ def test_table1_shape_under_a_reading():
 
 
 def test_fitting_and_held_out_numbers_are_counted_apart():
-    values = {"fig3.gain_avg.random": 202.0, "fig3.nona_ahead.avg": 1.0, "fig4.gain_avg.random": 70.0,
-              "fig4.gain_avg.opportunistic": 1.0}
+    values = {
+        "fig3.gain_avg.random": 202.0,
+        "fig3.nona_ahead.avg": 1.0,
+        "fig4.gain_avg.random": 70.0,
+        "fig4.gain_avg.opportunistic": 1.0,
+    }
     m = cal.Measured(cal.Reading(), values, 0, pd.DataFrame({"inference_jobs": [50]}))
     summary, long = cal.fit_table([m], ["fig3."])
     row = summary.iloc[0]
@@ -98,11 +129,18 @@ def test_fitting_and_held_out_numbers_are_counted_apart():
 
 
 def test_readings_are_ranked_on_the_fitting_set_only():
-    good_fit = cal.Measured(cal.Reading(), {"fig3.gain_avg.random": 202.0, "fig4.gain_avg.random": 1.0}, 0,
-                            pd.DataFrame({"inference_jobs": [50]}))
-    good_held = cal.Measured(cal.Reading(load_basis="cluster"),
-                             {"fig3.gain_avg.random": 1.0, "fig4.gain_avg.random": 70.0}, 0,
-                             pd.DataFrame({"inference_jobs": [50]}))
+    good_fit = cal.Measured(
+        cal.Reading(),
+        {"fig3.gain_avg.random": 202.0, "fig4.gain_avg.random": 1.0},
+        0,
+        pd.DataFrame({"inference_jobs": [50]}),
+    )
+    good_held = cal.Measured(
+        cal.Reading(load_basis="cluster"),
+        {"fig3.gain_avg.random": 1.0, "fig4.gain_avg.random": 70.0},
+        0,
+        pd.DataFrame({"inference_jobs": [50]}),
+    )
     summary, _ = cal.fit_table([good_held, good_fit], ["fig3."])
     assert summary.reading.iloc[0] == good_fit.reading.name
 

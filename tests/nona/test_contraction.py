@@ -56,7 +56,8 @@ def test_forward_time_is_conserved(pipedream_model):
     _, g = pipedream_model
     h = contract(g)
     assert sum(d["forward_ms"] for _, d in h.nodes(data=True)) == pytest.approx(
-        sum(d["forward_ms"] for _, d in g.nodes(data=True)))
+        sum(d["forward_ms"] for _, d in g.nodes(data=True))
+    )
 
 
 def test_densenet_size_node_is_what_keeps_four_tasks():
@@ -70,14 +71,16 @@ def test_densenet_size_node_is_what_keeps_four_tasks():
 
 # --- an independent, slow implementation of the same rule ---------------------------------
 
+
 def slow_contract(g: nx.DiGraph) -> set[frozenset]:
     """Contract one qualifying edge at a time with networkx, re-checking from scratch."""
     h = nx.DiGraph(g)
     nx.set_node_attributes(h, {n: frozenset([n]) for n in h}, "m")
     while True:
         for a, b in sorted(h.edges, key=str):
-            if set(h.predecessors(b)) - {a} <= set(h.predecessors(a)) and \
-               set(h.successors(a)) - {b} <= set(h.successors(b)):
+            if set(h.predecessors(b)) - {a} <= set(h.predecessors(a)) and set(h.successors(a)) - {b} <= set(
+                h.successors(b)
+            ):
                 merged = h.nodes[a]["m"] | h.nodes[b]["m"]
                 h = nx.contracted_nodes(h, a, b, self_loops=False, copy=True)
                 h.nodes[a]["m"] = merged

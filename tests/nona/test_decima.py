@@ -38,16 +38,26 @@ def ref():
 
 def _obs(ref, i) -> P.DecimaObservation:
     return P.DecimaObservation(
-        x=ref[f"obs{i}/x"], edges=ref[f"obs{i}/edges"], job_ptr=ref[f"obs{i}/job_ptr"],
-        stage_mask=ref[f"obs{i}/stage_mask"], exec_caps=ref[f"obs{i}/exec_caps"],
-        num_executors=int(ref[f"obs{i}/num_executors"]))
+        x=ref[f"obs{i}/x"],
+        edges=ref[f"obs{i}/edges"],
+        job_ptr=ref[f"obs{i}/job_ptr"],
+        stage_mask=ref[f"obs{i}/stage_mask"],
+        exec_caps=ref[f"obs{i}/exec_caps"],
+        num_executors=int(ref[f"obs{i}/num_executors"]),
+    )
 
 
 def _ours(w, obs, variant) -> dict:
     out = P.forward(w, obs, variant)
     ex = [P.exec_scores(w, obs, out, j) for j in range(obs.num_jobs)]
-    return dict(h_node=out.h_node, h_dag=out.h_dag, h_glob=out.h_glob, stage_scores=out.stage_scores,
-                exec_scores=np.concatenate(ex), exec_ptr=np.concatenate([[0], np.cumsum([len(e) for e in ex])]))
+    return dict(
+        h_node=out.h_node,
+        h_dag=out.h_dag,
+        h_glob=out.h_glob,
+        stage_scores=out.stage_scores,
+        exec_scores=np.concatenate(ex),
+        exec_ptr=np.concatenate([[0], np.cumsum([len(e) for e in ex])]),
+    )
 
 
 def test_fixture_made_from_the_shipped_model():
@@ -92,8 +102,14 @@ def test_variants_agree_on_trees(weights):
     for _ in range(5):
         n = int(rng.integers(2, 25))
         edges = np.array([(int(rng.integers(0, v)), v) for v in range(1, n)])
-        obs = P.DecimaObservation(x=rng.normal(size=(n, 5)), edges=edges, job_ptr=[0, n],
-                                  stage_mask=rng.random(n) < 0.5, exec_caps=[3], num_executors=10)
+        obs = P.DecimaObservation(
+            x=rng.normal(size=(n, 5)),
+            edges=edges,
+            job_ptr=[0, n],
+            stage_mask=rng.random(n) < 0.5,
+            exec_caps=[3],
+            num_executors=10,
+        )
         a, b = P.forward(weights, obs, "spark-sched-sim"), P.forward(weights, obs, "exact")
         np.testing.assert_allclose(a.h_node, b.h_node, atol=1e-12)
 
@@ -103,19 +119,35 @@ def test_permutation_invariance(weights):
     rng = np.random.default_rng(3)
     sizes = [5, 1, 7]
     ptr = np.concatenate([[0], np.cumsum(sizes)])
-    edges = np.array([(ptr[j] + u, ptr[j] + v) for j, s in enumerate(sizes)
-                      for u in range(s) for v in range(u + 1, s) if rng.random() < 0.4])
+    edges = np.array(
+        [
+            (ptr[j] + u, ptr[j] + v)
+            for j, s in enumerate(sizes)
+            for u in range(s)
+            for v in range(u + 1, s)
+            if rng.random() < 0.4
+        ]
+    )
     n = ptr[-1]
     x = rng.normal(size=(n, 5))
     x[:, :3] = np.repeat(rng.normal(size=(len(sizes), 3)), sizes, axis=0)  # job-level features, as built
-    obs = P.DecimaObservation(x=x, edges=edges, job_ptr=ptr, stage_mask=np.ones(n, bool),
-                              exec_caps=[2, 4, 1], num_executors=8)
+    obs = P.DecimaObservation(
+        x=x, edges=edges, job_ptr=ptr, stage_mask=np.ones(n, bool), exec_caps=[2, 4, 1], num_executors=8
+    )
     order = [2, 0, 1]  # new job k is old job order[k]
-    perm = np.concatenate([ptr[j] + rng.permutation(sizes[j]) for j in order])  # new node i = old node perm[i]
+    perm = np.concatenate(
+        [ptr[j] + rng.permutation(sizes[j]) for j in order]
+    )  # new node i = old node perm[i]
     inv = np.empty(n, dtype=int)
     inv[perm] = np.arange(n)
-    obs2 = P.DecimaObservation(x=obs.x[perm], edges=inv[edges], job_ptr=np.concatenate([[0], np.cumsum([sizes[j] for j in order])]),
-                               stage_mask=np.ones(n, bool), exec_caps=obs.exec_caps[order], num_executors=8)
+    obs2 = P.DecimaObservation(
+        x=obs.x[perm],
+        edges=inv[edges],
+        job_ptr=np.concatenate([[0], np.cumsum([sizes[j] for j in order])]),
+        stage_mask=np.ones(n, bool),
+        exec_caps=obs.exec_caps[order],
+        num_executors=8,
+    )
     for variant in ("spark-sched-sim", "exact"):
         a, b = P.forward(weights, obs, variant), P.forward(weights, obs2, variant)
         np.testing.assert_allclose(b.h_node, a.h_node[perm], atol=1e-12)
@@ -123,7 +155,9 @@ def test_permutation_invariance(weights):
         np.testing.assert_allclose(b.h_glob, a.h_glob, atol=1e-12)
         np.testing.assert_allclose(b.stage_scores, a.stage_scores[perm], atol=1e-12)
         for k, j in enumerate(order):
-            np.testing.assert_allclose(P.exec_scores(weights, obs2, b, k), P.exec_scores(weights, obs, a, j), atol=1e-12)
+            np.testing.assert_allclose(
+                P.exec_scores(weights, obs2, b, k), P.exec_scores(weights, obs, a, j), atol=1e-12
+            )
 
 
 def test_policy_samples_the_softmax(weights, ref):
@@ -172,7 +206,9 @@ def _tool():
 
 
 def test_live_torch_reference(weights, ref):
-    pytest.importorskip("torch", reason="torch is the optional 'trace' extra; the stored fixture is checked above")
+    pytest.importorskip(
+        "torch", reason="torch is the optional 'trace' extra; the stored fixture is checked above"
+    )
     tool = _tool()
     actor = tool.load_actor(data.require("decima/model.pt"))
     # the fixture's inputs are reproducible from the seed
@@ -181,11 +217,15 @@ def test_live_torch_reference(weights, ref):
             np.testing.assert_array_equal(np.asarray(v), ref[f"obs{i}/{k}"])
     # fresh observations, never stored
     rng = np.random.default_rng(2024)
-    fresh = [tool.random_observation(rng, list(rng.integers(1, 12, size=int(rng.integers(1, 6)))), int(E), 0.3)
-             for E in (10, 50, 80)]
+    fresh = [
+        tool.random_observation(rng, list(rng.integers(1, 12, size=int(rng.integers(1, 6)))), int(E), 0.3)
+        for E in (10, 50, 80)
+    ]
     for obs in fresh:
         for variant in ("spark-sched-sim", "exact"):
             theirs = tool.reference_outputs(actor, obs, variant)
-            mine = _ours(weights, P.DecimaObservation(**{**obs, "num_executors": int(obs["num_executors"])}), variant)
+            mine = _ours(
+                weights, P.DecimaObservation(**{**obs, "num_executors": int(obs["num_executors"])}), variant
+            )
             for k in KEYS:
                 np.testing.assert_allclose(mine[k], theirs[k], rtol=0, atol=ATOL, err_msg=f"{variant} {k}")

@@ -34,7 +34,9 @@ def test_label():
 
 def test_node_features_closed_form():
     """Two jobs, E = 10, 4 committable, job 1 is the source; every entry worked out by hand."""
-    j0 = F.JobState(edges=[[0, 1]], waiting=[True, True], runnable=[True, False], duration_ms=[20.0, 50.0], supply=8)
+    j0 = F.JobState(
+        edges=[[0, 1]], waiting=[True, True], runnable=[True, False], duration_ms=[20.0, 50.0], supply=8
+    )
     j1 = F.JobState(edges=np.zeros((0, 2)), waiting=[False], runnable=[False], duration_ms=[7.0], supply=3)
     state = F.ClusterState(jobs=(j0, j1), num_executors=10, num_committable=4, source_job=1)
     x = F.node_features(state)
@@ -70,7 +72,9 @@ def test_job_state_from_contracted_resnet18():
     kids = set(g.successors(first))
     s1 = F.job_state(g, finished={first}, running=(), order=order)
     assert first not in s1.tasks and s1.num_nodes == 9
-    assert {t for t, r in zip(s1.tasks, s1.runnable) if r} == {k for k in kids if set(g.predecessors(k)) == {first}}
+    assert {t for t, r in zip(s1.tasks, s1.runnable) if r} == {
+        k for k in kids if set(g.predecessors(k)) == {first}
+    }
     # network-blind: edge bytes never reach the observation
     h = g.copy()
     nx.set_edge_attributes(h, 1.0, "bytes")

@@ -36,14 +36,28 @@ def test_engine_matches_pytorch_fixture(weights, backend, variant, tag):
     eng = Engine(weights, variant, backend=backend)
     for i in range(int(ref["num_observations"])):
         obs = P.DecimaObservation(
-            x=ref[f"obs{i}/x"], edges=ref[f"obs{i}/edges"], job_ptr=ref[f"obs{i}/job_ptr"],
-            stage_mask=ref[f"obs{i}/stage_mask"], exec_caps=ref[f"obs{i}/exec_caps"],
-            num_executors=int(ref[f"obs{i}/num_executors"]))
+            x=ref[f"obs{i}/x"],
+            edges=ref[f"obs{i}/edges"],
+            job_ptr=ref[f"obs{i}/job_ptr"],
+            stage_mask=ref[f"obs{i}/stage_mask"],
+            exec_caps=ref[f"obs{i}/exec_caps"],
+            num_executors=int(ref[f"obs{i}/num_executors"]),
+        )
         out = forward_fast(eng, obs)
-        for name, mine in (("h_node", out.h_node), ("h_dag", out.h_dag), ("h_glob", out.h_glob),
-                           ("stage_scores", out.stage_scores), ("exec_scores", np.concatenate(out.exec_scores))):
-            np.testing.assert_allclose(mine, ref[f"out{i}/{tag}{name}"], rtol=0, atol=1e-9,
-                                       err_msg=f"{backend} {variant} obs {i} {name}")
+        for name, mine in (
+            ("h_node", out.h_node),
+            ("h_dag", out.h_dag),
+            ("h_glob", out.h_glob),
+            ("stage_scores", out.stage_scores),
+            ("exec_scores", np.concatenate(out.exec_scores)),
+        ):
+            np.testing.assert_allclose(
+                mine,
+                ref[f"out{i}/{tag}{name}"],
+                rtol=0,
+                atol=1e-9,
+                err_msg=f"{backend} {variant} obs {i} {name}",
+            )
 
 
 def test_engine_on_random_dags_both_backends(weights):
@@ -52,12 +66,22 @@ def test_engine_on_random_dags_both_backends(weights):
     for _ in range(20):
         sizes = list(rng.integers(1, 15, size=int(rng.integers(1, 6))))
         ptr = np.concatenate([[0], np.cumsum(sizes)])
-        edges = [(ptr[j] + u, ptr[j] + v) for j, s in enumerate(sizes) for u in range(s) for v in range(u + 1, s)
-                 if rng.random() < 0.3]
+        edges = [
+            (ptr[j] + u, ptr[j] + v)
+            for j, s in enumerate(sizes)
+            for u in range(s)
+            for v in range(u + 1, s)
+            if rng.random() < 0.3
+        ]
         n = int(ptr[-1])
-        obs = P.DecimaObservation(x=rng.normal(size=(n, 5)), edges=np.array(edges, dtype=np.int64).reshape(-1, 2),
-                                  job_ptr=ptr, stage_mask=rng.random(n) < 0.5, exec_caps=rng.integers(0, 9, len(sizes)),
-                                  num_executors=8)
+        obs = P.DecimaObservation(
+            x=rng.normal(size=(n, 5)),
+            edges=np.array(edges, dtype=np.int64).reshape(-1, 2),
+            job_ptr=ptr,
+            stage_mask=rng.random(n) < 0.5,
+            exec_caps=rng.integers(0, 9, len(sizes)),
+            num_executors=8,
+        )
         for variant in ("spark-sched-sim", "exact"):
             ref = P.forward(weights, obs, variant)
             for backend in ("numba", "numpy"):
@@ -65,7 +89,9 @@ def test_engine_on_random_dags_both_backends(weights):
                 np.testing.assert_allclose(out.h_node, ref.h_node, rtol=0, atol=1e-9)
                 np.testing.assert_allclose(out.stage_scores, ref.stage_scores, rtol=0, atol=1e-9)
                 for j in range(obs.num_jobs):
-                    np.testing.assert_allclose(out.exec_scores[j], P.exec_scores(weights, obs, ref, j), rtol=0, atol=1e-9)
+                    np.testing.assert_allclose(
+                        out.exec_scores[j], P.exec_scores(weights, obs, ref, j), rtol=0, atol=1e-9
+                    )
 
 
 def test_job_plan_closed_form():
@@ -92,7 +118,9 @@ def _run(cls, wl, cluster, duration, seed=0, **kw):
             return a
 
         sched.policy.act = spy
-    res = simulate(wl, cluster, sched, duration=duration, warmup=0.1 * duration, rng=np.random.default_rng(seed))
+    res = simulate(
+        wl, cluster, sched, duration=duration, warmup=0.1 * duration, rng=np.random.default_rng(seed)
+    )
     return res, sched, actions
 
 

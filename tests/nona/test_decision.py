@@ -45,7 +45,9 @@ def test_two_roots_rejected():
 
 
 def test_pipedream_models_search_space():
-    spaces = [class_space(j.name, j.dag) for j in inference_classes(["densenet121", "vgg16", "alexnet", "resnet18"])]
+    spaces = [
+        class_space(j.name, j.dag) for j in inference_classes(["densenet121", "vgg16", "alexnet", "resnet18"])
+    ]
     by = {s.name: s for s in spaces}
     # ResNet18: three downsampling blocks with two non-trivial branches (5 options each);
     # DenseNet121: one (the classifier's Size/View branch); AlexNet and VGG16 contract to 1 task

@@ -26,7 +26,9 @@ def test_committed_graph_is_well_formed(gpt2):
     roots = [n for n in gpt2 if gpt2.in_degree(n) == 0]
     sinks = [n for n in gpt2 if gpt2.out_degree(n) == 0]
     assert roots == ["node1"] and gpt2.nodes["node1"]["desc"].startswith("Input(batch=1")
-    assert len(sinks) == 1 and gpt2.nodes[sinks[0]]["desc"].startswith("Linear(in_features=768, out_features=50257")
+    assert len(sinks) == 1 and gpt2.nodes[sinks[0]]["desc"].startswith(
+        "Linear(in_features=768, out_features=50257"
+    )
     # parameters counted once (the LM head shares wte's weight)
     assert sum(d["parameter_bytes"] for _, d in gpt2.nodes(data=True)) == 4 * GPT2_SMALL_PARAMS
     assert profiles.model_size_mib(gpt2) == pytest.approx(474.70, abs=0.01)
@@ -50,10 +52,13 @@ def test_contracted_structure(gpt2):
     assert (gpt2.number_of_nodes(), h.number_of_nodes()) == (395, 88)
 
 
-@pytest.mark.parametrize("variant, pre, post, inter", [
-    ("graph_operator.txt", 382, 88, [2] + [6] * 12),  # torch.export ATen ops (previous default)
-    ("graph_whitelist_attention.txt", 131, 4, [2]),  # GPT2Attention kept whole (PipeDream whitelist)
-])
+@pytest.mark.parametrize(
+    "variant, pre, post, inter",
+    [
+        ("graph_operator.txt", 382, 88, [2] + [6] * 12),  # torch.export ATen ops (previous default)
+        ("graph_whitelist_attention.txt", 131, 4, [2]),  # GPT2Attention kept whole (PipeDream whitelist)
+    ],
+)
 def test_committed_variants(variant, pre, post, inter):
     from schedlab.nona.graphs import read_graph
 
@@ -74,10 +79,12 @@ def test_table2_size_is_parameters_plus_legacy_mask_buffers():
 
 
 def test_torch_is_not_needed_outside_the_tracer():
-    code = ("import sys; import schedlab.cli, schedlab.nona.workload, schedlab.nona.optimise, "
-            "schedlab.nona.decision, schedlab.nona.queueing, schedlab.nona.profiles; "
-            "schedlab.nona.workload.inference_classes(['gpt2']); "
-            "print('torch' in sys.modules, 'transformers' in sys.modules)")
+    code = (
+        "import sys; import schedlab.cli, schedlab.nona.workload, schedlab.nona.optimise, "
+        "schedlab.nona.decision, schedlab.nona.queueing, schedlab.nona.profiles; "
+        "schedlab.nona.workload.inference_classes(['gpt2']); "
+        "print('torch' in sys.modules, 'transformers' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False"
 
@@ -91,10 +98,13 @@ def test_tracer_reproduces_the_committed_graph(gpt2, tmp_path):
     _same_graph(g, gpt2)
 
 
-@pytest.mark.parametrize("variant, kwargs", [
-    ("graph_operator.txt", {"granularity": "operator"}),
-    ("graph_whitelist_attention.txt", {"whitelist": ("GPT2Attention",)}),
-])
+@pytest.mark.parametrize(
+    "variant, kwargs",
+    [
+        ("graph_operator.txt", {"granularity": "operator"}),
+        ("graph_whitelist_attention.txt", {"whitelist": ("GPT2Attention",)}),
+    ],
+)
 def test_tracer_reproduces_the_committed_variants(variant, kwargs):
     pytest.importorskip("torch", reason="the GPT-2 tracer needs the optional 'trace' extra")
     pytest.importorskip("transformers", reason="the GPT-2 tracer needs the optional 'trace' extra")
@@ -123,7 +133,10 @@ def _same_graph(g, gpt2):
     for n in g:
         a, b = g.nodes[n], gpt2.nodes[n]
         assert (a["desc"], a["activation_bytes"], a["parameter_bytes"]) == (
-            b["desc"], pytest.approx(b["activation_bytes"], abs=0.001), b["parameter_bytes"]), n
+            b["desc"],
+            pytest.approx(b["activation_bytes"], abs=0.001),
+            b["parameter_bytes"],
+        ), n
         assert a["forward_ms"] >= 0
 
 

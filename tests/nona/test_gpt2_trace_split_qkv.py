@@ -1,4 +1,4 @@
-"""GPT-2 with separate q/k/v projections (Nona issue 29): same model, parallel branches with compute.
+"""GPT-2 with separate q/k/v projections: same model, parallel branches with compute.
 
 The committed graph (``data/generated/nona/gpt2/graph_split_qkv.txt``) is checked without torch;
 the numerical equality with the fused model and the tracer's reproduction of the file need the
@@ -111,7 +111,9 @@ def test_split_logits_equal_the_fused_models(torch):
     assert split_qkv_projections(split) == BLOCKS
     attn = split.transformer.h[3].attn.c_attn
     w = fused.transformer.h[3].attn.c_attn.weight
-    assert torch.equal(attn.k.weight, w[:, WIDTH:2 * WIDTH]) and torch.equal(attn.v.weight, w[:, 2 * WIDTH:])
+    assert torch.equal(attn.k.weight, w[:, WIDTH : 2 * WIDTH]) and torch.equal(
+        attn.v.weight, w[:, 2 * WIDTH :]
+    )
     ids = torch.randint(0, 50257, (2, 32), generator=torch.Generator().manual_seed(7))
     with torch.no_grad():
         a = fused(input_ids=ids, use_cache=False).logits

@@ -6,8 +6,10 @@ import pytest
 
 from schedlab.nona.graphs import GraphFormatError, format_graph, parse_graph, read_graph, write_graph
 
-NODE = ("{id} -- {desc} -- forward_compute_time=1.000, backward_compute_time=0.500, "
-        "activation_size=4.000, parameter_size=0.000")
+NODE = (
+    "{id} -- {desc} -- forward_compute_time=1.000, backward_compute_time=0.500, "
+    "activation_size=4.000, parameter_size=0.000"
+)
 
 
 def node(i, desc="ReLU()"):
@@ -61,11 +63,26 @@ def test_stage_id_field():
         (node(1) + "\n\tnode1 -- node1", 2, "self-loop"),
         (node(1) + "\n" + node(2) + "\n\tnode1 -- node2\n\tnode1 -- node2", 4, "duplicate edge"),
         (node(1) + "\n" + node(2) + "\n\tnode1 node2", 3, "edge line"),
-        (node(1) + "\n" + node(2) + "\n" + node(3) + "\n\tnode1 -- node2\n\tnode2 -- node3\n\tnode3 -- node1",
-         6, "cycle"),
-        (node(1) + "\n" + node(2).replace("forward_compute_time=1.000", "forward_compute_time=-1.000"), 2,
-         "forward_compute_time must be a finite number >= 0, got '-1.000'"),
-        (node(1).replace("parameter_size=0.000", "parameter_size=nan"), 1, "parameter_size must be a finite number"),
+        (
+            node(1)
+            + "\n"
+            + node(2)
+            + "\n"
+            + node(3)
+            + "\n\tnode1 -- node2\n\tnode2 -- node3\n\tnode3 -- node1",
+            6,
+            "cycle",
+        ),
+        (
+            node(1) + "\n" + node(2).replace("forward_compute_time=1.000", "forward_compute_time=-1.000"),
+            2,
+            "forward_compute_time must be a finite number >= 0, got '-1.000'",
+        ),
+        (
+            node(1).replace("parameter_size=0.000", "parameter_size=nan"),
+            1,
+            "parameter_size must be a finite number",
+        ),
     ],
 )
 def test_errors_name_file_and_line(text, line, message):
@@ -92,10 +109,12 @@ def test_an_empty_profile_is_an_error(tmp_path, text):
 
 def test_numbers_in_another_style_round_trip_until_changed():
     # GNMT's profile writes "activation_size=0.0" and "[6291456.0; 131072.0]"
-    text = ("node1 -- Input0 -- forward_compute_time=0.000, backward_compute_time=0.000, activation_size=0.0, "
-            "parameter_size=0.000\n"
-            "node2 -- LSTM -- forward_compute_time=1.500, backward_compute_time=0.100, "
-            "activation_size=[64.0; 8.0], parameter_size=16.000\n\tnode1 -- node2")
+    text = (
+        "node1 -- Input0 -- forward_compute_time=0.000, backward_compute_time=0.000, activation_size=0.0, "
+        "parameter_size=0.000\n"
+        "node2 -- LSTM -- forward_compute_time=1.500, backward_compute_time=0.100, "
+        "activation_size=[64.0; 8.0], parameter_size=16.000\n\tnode1 -- node2"
+    )
     g = parse_graph(text)
     assert format_graph(g) == text
     assert g.nodes["node2"]["activation_bytes"] == 72.0

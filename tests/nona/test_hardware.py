@@ -36,20 +36,32 @@ def test_alexnet_chain_reproduces_every_output_size(alexnet):
     assert tuple(x.shape) == (batch, 1000)
 
 
-@pytest.mark.parametrize(("desc", "cls", "attrs"), [
-    ("Conv2d(3, 64, kernel_size=(11, 11), stride=(4, 4), padding=(2, 2))", "Conv2d",
-     dict(in_channels=3, out_channels=64, kernel_size=(11, 11), stride=(4, 4), padding=(2, 2))),
-    ("ReLU(inplace)", "ReLU", dict(inplace=True)),
-    ("ReLU(inplace=True)", "ReLU", dict(inplace=True)),
-    ("ReLU()", "ReLU", dict(inplace=False)),
-    ("MaxPool2d(kernel_size=3, stride=2, padding=0, dilation=1, ceil_mode=False)", "MaxPool2d",
-     dict(kernel_size=3, stride=2, padding=0, dilation=1, ceil_mode=False)),
-    ("Dropout(p=0.5)", "Dropout", dict(p=0.5)),
-    ("Linear(in_features=9216, out_features=4096, bias=True)", "Linear",
-     dict(in_features=9216, out_features=4096)),
-    ("View(9216)", "View", dict(features=9216)),
-    ("View(-1)", "View", dict(features=-1)),
-])
+@pytest.mark.parametrize(
+    ("desc", "cls", "attrs"),
+    [
+        (
+            "Conv2d(3, 64, kernel_size=(11, 11), stride=(4, 4), padding=(2, 2))",
+            "Conv2d",
+            dict(in_channels=3, out_channels=64, kernel_size=(11, 11), stride=(4, 4), padding=(2, 2)),
+        ),
+        ("ReLU(inplace)", "ReLU", dict(inplace=True)),
+        ("ReLU(inplace=True)", "ReLU", dict(inplace=True)),
+        ("ReLU()", "ReLU", dict(inplace=False)),
+        (
+            "MaxPool2d(kernel_size=3, stride=2, padding=0, dilation=1, ceil_mode=False)",
+            "MaxPool2d",
+            dict(kernel_size=3, stride=2, padding=0, dilation=1, ceil_mode=False),
+        ),
+        ("Dropout(p=0.5)", "Dropout", dict(p=0.5)),
+        (
+            "Linear(in_features=9216, out_features=4096, bias=True)",
+            "Linear",
+            dict(in_features=9216, out_features=4096),
+        ),
+        ("View(9216)", "View", dict(features=9216)),
+        ("View(-1)", "View", dict(features=-1)),
+    ],
+)
 def test_module_from_each_desc_kind(desc, cls, attrs):
     m = hardware.module_from_desc(desc)
     assert type(m).__name__ == cls
@@ -63,10 +75,20 @@ def test_view_flattens_per_sample():
     assert tuple(hardware.module_from_desc("View(-1)")(x).shape) == (3, 16)
 
 
-@pytest.mark.parametrize("desc", [
-    "Add(inplace)", "Concat(1)", "BatchNorm2d(64)", "Input", "Size(0)",
-    "Linear(in_features=__import__('os'))", "Conv2d(*x)", "ReLU(inplace", "os.system('x')",
-])
+@pytest.mark.parametrize(
+    "desc",
+    [
+        "Add(inplace)",
+        "Concat(1)",
+        "BatchNorm2d(64)",
+        "Input",
+        "Size(0)",
+        "Linear(in_features=__import__('os'))",
+        "Conv2d(*x)",
+        "ReLU(inplace",
+        "os.system('x')",
+    ],
+)
 def test_unsupported_or_unsafe_descs_raise(desc):
     with pytest.raises(ValueError, match="desc"):
         hardware.module_from_desc(desc)
@@ -74,7 +96,9 @@ def test_unsupported_or_unsafe_descs_raise(desc):
 
 def test_non_chain_graph_raises_naming_a_node():
     g = profiles.load("resnet18")
-    with pytest.raises(ValueError, match=r"not a chain graph: node\d+ \(.+\) has 2 (successors|predecessors)"):
+    with pytest.raises(
+        ValueError, match=r"not a chain graph: node\d+ \(.+\) has 2 (successors|predecessors)"
+    ):
         hardware.chain_model(g)
 
 
@@ -86,12 +110,14 @@ def test_unsupported_node_is_named(alexnet):
 
 
 def test_ratio_closed_form():
-    table = pd.DataFrame({
-        "desc": ["Input", "Conv2d(...)", "ReLU(inplace)", "View(9216)"],
-        "gpu_ms": [635.9, 6.0, 2.0, 0.0],
-        "cpu_wall_ms": [0.0, 300.0, 90.0, 10.0],
-        "cpu_thread_ms": [0.0, 150.0, 40.0, 10.0],
-    })
+    table = pd.DataFrame(
+        {
+            "desc": ["Input", "Conv2d(...)", "ReLU(inplace)", "View(9216)"],
+            "gpu_ms": [635.9, 6.0, 2.0, 0.0],
+            "cpu_wall_ms": [0.0, 300.0, 90.0, 10.0],
+            "cpu_thread_ms": [0.0, 150.0, 40.0, 10.0],
+        }
+    )
     ratio = hardware.gpu_cpu_ratio(table)
     assert ratio["wall"] == pytest.approx(8.0 / 400.0)
     assert ratio["thread"] == pytest.approx(8.0 / 200.0)
@@ -123,12 +149,14 @@ def test_measure_and_cli_small_batch(tmp_path):
 
 
 def test_ratio_by_kind_groups_descs():
-    table = pd.DataFrame({
-        "desc": ["Input", "Conv2d(1, 2)", "Conv2d(2, 2)", "ReLU(inplace)", "Dropout(p=0.5)"],
-        "gpu_ms": [600.0, 1.0, 3.0, 1.0, 0.0],
-        "cpu_wall_ms": [0.0, 100.0, 300.0, 20.0, 0.0],
-        "cpu_thread_ms": [0.0, 50.0, 150.0, 10.0, 0.0],
-    })
+    table = pd.DataFrame(
+        {
+            "desc": ["Input", "Conv2d(1, 2)", "Conv2d(2, 2)", "ReLU(inplace)", "Dropout(p=0.5)"],
+            "gpu_ms": [600.0, 1.0, 3.0, 1.0, 0.0],
+            "cpu_wall_ms": [0.0, 100.0, 300.0, 20.0, 0.0],
+            "cpu_thread_ms": [0.0, 50.0, 150.0, 10.0, 0.0],
+        }
+    )
     by_kind = hardware.ratio_by_kind(table)
     assert set(by_kind) == {"Conv2d", "ReLU"}  # Input and all-zero Dropout left out
     assert by_kind["Conv2d"] == pytest.approx({"wall": 0.01, "thread": 0.02})

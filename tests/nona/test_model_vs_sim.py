@@ -69,9 +69,17 @@ def dependent() -> JobClass:
 
 def one_option_tables(job: JobClass, option: dict) -> dict:
     """Tables placing every subgraph of ``job`` with ``option`` (partition given by task names)."""
-    return {"classes": {job.name: {"subgraphs": [
-        {"source": s, "sink": t, "intermediate": list(inner), "options": [dict(option, p=1.0)]}
-        for s, t, inner in tables.segments(job.dag) if inner]}}}
+    return {
+        "classes": {
+            job.name: {
+                "subgraphs": [
+                    {"source": s, "sink": t, "intermediate": list(inner), "options": [dict(option, p=1.0)]}
+                    for s, t, inner in tables.segments(job.dag)
+                    if inner
+                ]
+            }
+        }
+    }
 
 
 def predicted(job: JobClass, cluster: Cluster, doc: dict, pricing: str) -> tuple[float, float]:
@@ -87,14 +95,29 @@ def simulated(job: JobClass, cluster: Cluster, doc: dict) -> float:
     return idle_jct(job, cluster, TableScheduler(doc), rng=np.random.default_rng(0))
 
 
-@pytest.mark.parametrize("job, option, expected_ms", [
-    (diamond(), {"partition": [["a", "b"]], "source_part": 0, "sink_part": 0}, 22.0),
-    (diamond(), {"partition": [["a"], ["b"]], "source_part": 0, "sink_part": 0}, 1 + 1 + 10 + 1 + 1),
-    (diamond(), {"partition": [["a"], ["b"]], "source_part": 1, "sink_part": 0}, 1 + 1 + 10 + 1),
-    (dependent(), {"partition": [["a", "b"]], "source_part": 0, "sink_part": 0}, 19.0),
-    (dependent(), {"partition": [["a"], ["b"]], "source_part": 0, "sink_part": 0}, 1 + 8 + 2 + 9 + 1 + 1),
-    (job_f(), {"partition": [["det"], ["det_sparse"]], "source_part": 0, "sink_part": 0}, 1 + 20 + 10 + 8e-6 + 1),
-], ids=["diamond-together", "diamond-split", "diamond-split-source-away", "dep-together", "dep-split", "f-split"])
+@pytest.mark.parametrize(
+    "job, option, expected_ms",
+    [
+        (diamond(), {"partition": [["a", "b"]], "source_part": 0, "sink_part": 0}, 22.0),
+        (diamond(), {"partition": [["a"], ["b"]], "source_part": 0, "sink_part": 0}, 1 + 1 + 10 + 1 + 1),
+        (diamond(), {"partition": [["a"], ["b"]], "source_part": 1, "sink_part": 0}, 1 + 1 + 10 + 1),
+        (dependent(), {"partition": [["a", "b"]], "source_part": 0, "sink_part": 0}, 19.0),
+        (dependent(), {"partition": [["a"], ["b"]], "source_part": 0, "sink_part": 0}, 1 + 8 + 2 + 9 + 1 + 1),
+        (
+            job_f(),
+            {"partition": [["det"], ["det_sparse"]], "source_part": 0, "sink_part": 0},
+            1 + 20 + 10 + 8e-6 + 1,
+        ),
+    ],
+    ids=[
+        "diamond-together",
+        "diamond-split",
+        "diamond-split-source-away",
+        "dep-together",
+        "dep-split",
+        "f-split",
+    ],
+)
 def test_critical_path_model_equals_the_idle_simulator(job, option, expected_ms):
     # one transfer on the link at a time in each case: exact agreement, and the hand-computed value
     doc = one_option_tables(job, option)
@@ -109,8 +132,14 @@ def test_a_jobs_own_transfers_queue_at_the_link():
     g = nx.DiGraph(name="fan")
     for n, ms in {"s": 1, "a": 5, "b": 5, "c": 1, "t": 1}.items():
         g.add_node(n, work_s=ms * MS)
-    for (u, v), mb in {("s", "a"): 3, ("s", "b"): 3, ("s", "c"): 1, ("a", "t"): 1, ("b", "t"): 1,
-                       ("c", "t"): 1}.items():
+    for (u, v), mb in {
+        ("s", "a"): 3,
+        ("s", "b"): 3,
+        ("s", "c"): 1,
+        ("a", "t"): 1,
+        ("b", "t"): 1,
+        ("c", "t"): 1,
+    }.items():
         g.add_edge(u, v, bytes=mb * 1e6)
     job = JobClass("fan", "inference", g)
     doc = one_option_tables(job, {"partition": [["a"], ["b"], ["c"]], "source_part": 2, "sink_part": 2})
@@ -136,7 +165,9 @@ def gpt2_chain_split(dag, s, t, inner) -> list[dict]:
     """GPT-2's attention subgraphs cut as the paper pricing's optimum cuts them:
     [[ln_1+c_attn, q, k, v], [scores/softmax], [value matmul]], sink with the last part."""
     if len(inner) == 6:
-        return [{"partition": [inner[:4], [inner[4]], [inner[5]]], "source_part": 0, "sink_part": 2, "p": 1.0}]
+        return [
+            {"partition": [inner[:4], [inner[4]], [inner[5]]], "source_part": 0, "sink_part": 2, "p": 1.0}
+        ]
     return [tables.together_option(dag, s, t, inner)]
 
 
@@ -179,7 +210,9 @@ def test_critical_rows_match_the_schedule_oracle(gpt2):
             g.edges[u, v]["bytes"] = float(rng.choice([0.0, 1e6, 3e6]))
         cases += [(g, s) for s in class_space("rand", g).subgraphs]
     for dag, sub in cases:
-        opts = class_space("x", dag).options[[s.source for s in class_space("x", dag).subgraphs].index(sub.source)]
+        opts = class_space("x", dag).options[
+            [s.source for s in class_space("x", dag).subgraphs].index(sub.source)
+        ]
         A, n, _, _ = _subgraph_rows_critical(dag, sub, opts, 1e9, 2.0)
         for phi in (0.0, 0.7 * MS, 40 * MS):
             ref = np.array(_subgraph_rows_critical_reference(dag, sub, opts, 1e9, 2.0, phi))
@@ -280,4 +313,7 @@ def test_inception_v3_real_branches_model_equals_simulator_and_split_pays():
         r = simulate(wl, cl, TableScheduler(tab), duration=200.0, warmup=20.0, rng=np.random.default_rng(0))
         means[name] = float(r.jobs.query("job_class == 'inception_v3'").jct.mean())
     assert means["nona"] < 0.97 * means["together"]
-    assert res.tau["inception_v3"] < 0.95 * evaluate(res.problem, theta_from_tables(res.problem, together)).tau[0]
+    assert (
+        res.tau["inception_v3"]
+        < 0.95 * evaluate(res.problem, theta_from_tables(res.problem, together)).tau[0]
+    )

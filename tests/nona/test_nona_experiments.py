@@ -63,7 +63,7 @@ def test_no_module_level_import_cycle_in_nona():
         if state.get(m) == 2:
             return
         if state.get(m) == 1:
-            raise AssertionError("import loop: " + " -> ".join(trail[trail.index(m):] + [m]))
+            raise AssertionError("import loop: " + " -> ".join(trail[trail.index(m) :] + [m]))
         state[m] = 1
         for n in sorted(graph.get(m, ())):
             visit(n, trail + [m])
@@ -85,7 +85,9 @@ def test_expert_is_imported_only_by_the_driver():
 def test_each_nona_module_imports_first_in_a_fresh_interpreter():
     code = "; ".join(f"import schedlab.nona.{m}" for m in ("expert", "schedulers", "tables", "experiments"))
     for first in ("expert", "schedulers", "tables", "experiments"):
-        r = subprocess.run([sys.executable, "-c", f"import schedlab.nona.{first}; {code}"], capture_output=True, text=True)
+        r = subprocess.run(
+            [sys.executable, "-c", f"import schedlab.nona.{first}; {code}"], capture_output=True, text=True
+        )
         assert r.returncode == 0, r.stderr
 
 
@@ -97,10 +99,23 @@ WALL_CLOCK = list(experiments.TIMING_COLUMNS)
 def small_sweep(tmp_path: Path, executor) -> tuple[pd.DataFrame, dict]:
     setup = experiments.FigureSweep(
         schemes=["nona", "nona_star", "expert", "random", "spark_fair", "decima_retrained"],
-        servers=8, duration=2.0, seed=4, models=["alexnet", "resnet18"], expert_budget=3, expert_duration=1.0,
-        workload={"per_sample": True}, star_point=(0.3, 10.0), tables_dir=tmp_path)
-    rows, jobs = experiments.sweep([{"load": 0.3, "bandwidth_gbps": 10.0}, {"load": 0.6, "bandwidth_gbps": 5.0}],
-                                   setup, keep_jobs=True, executor=executor, progress=False)
+        servers=8,
+        duration=2.0,
+        seed=4,
+        models=["alexnet", "resnet18"],
+        expert_budget=3,
+        expert_duration=1.0,
+        workload={"per_sample": True},
+        star_point=(0.3, 10.0),
+        tables_dir=tmp_path,
+    )
+    rows, jobs = experiments.sweep(
+        [{"load": 0.3, "bandwidth_gbps": 10.0}, {"load": 0.6, "bandwidth_gbps": 5.0}],
+        setup,
+        keep_jobs=True,
+        executor=executor,
+        progress=False,
+    )
     return rows.drop(columns=WALL_CLOCK), jobs
 
 
@@ -109,7 +124,9 @@ def test_sweep_gives_the_same_numbers_in_one_process_and_in_two(tmp_path):
     with Executor(workers=2) as ex:
         two, two_jobs = small_sweep(tmp_path / "two", ex)
     # rows in the order of points x schemes, whatever the order tasks finish in
-    assert list(serial.scheme) == ["nona", "nona_star", "expert", "random", "spark_fair", "decima_retrained"] * 2
+    assert (
+        list(serial.scheme) == ["nona", "nona_star", "expert", "random", "spark_fair", "decima_retrained"] * 2
+    )
     assert list(serial.load) == [0.3] * 6 + [0.6] * 6
     tables = ["tables"]  # each run wrote its tables into its own folder
     pd.testing.assert_frame_equal(serial.drop(columns=tables), two.drop(columns=tables), check_exact=True)
@@ -127,9 +144,16 @@ def test_sweep_gives_the_same_numbers_in_one_process_and_in_two(tmp_path):
 
 
 def test_missing_decima_weights_is_a_status_row(tmp_path):
-    setup = experiments.FigureSweep(schemes=["random", "decima_retrained"], servers=4, duration=0.5, seed=0,
-                                    models=["alexnet"], tables_dir=tmp_path, decima_duration=None,
-                                    decima_weights=tmp_path / "no" / "weights.npz")
+    setup = experiments.FigureSweep(
+        schemes=["random", "decima_retrained"],
+        servers=4,
+        duration=0.5,
+        seed=0,
+        models=["alexnet"],
+        tables_dir=tmp_path,
+        decima_duration=None,
+        decima_weights=tmp_path / "no" / "weights.npz",
+    )
     rows, _ = experiments.sweep([{"load": 0.3, "bandwidth_gbps": 10.0}], setup, progress=False, executor=1)
     assert rows.status.tolist()[0] == "ok"
     assert "do not exist" in rows.status.tolist()[1] and math.isnan(rows.mean_jct_s.tolist()[1])
@@ -139,16 +163,33 @@ def rows_for(points, values, key="load"):
     recs = []
     for x, per_scheme in zip(points, values):
         for s, v in per_scheme.items():
-            recs.append({key: x, "bandwidth_gbps": 10.0, "scheme": s, "status": "ok", "mean_jct_s": v,
-                         "p99_jct_s": 2 * v, "inference_mean_jct_s": v, "inference_p99_jct_s": 3 * v})
+            recs.append(
+                {
+                    key: x,
+                    "bandwidth_gbps": 10.0,
+                    "scheme": s,
+                    "status": "ok",
+                    "mean_jct_s": v,
+                    "p99_jct_s": 2 * v,
+                    "inference_mean_jct_s": v,
+                    "inference_p99_jct_s": 3 * v,
+                }
+            )
     return pd.DataFrame(recs)
 
 
 def test_ratio_helpers():
-    rows = rows_for([0.1, 0.5], [{"nona": 1.0, "expert": 0.8, "random": 4.0, "decima": float("nan")},
-                                 {"nona": 2.0, "expert": 2.0, "random": 3.0, "decima": float("nan")}])
+    rows = rows_for(
+        [0.1, 0.5],
+        [
+            {"nona": 1.0, "expert": 0.8, "random": 4.0, "decima": float("nan")},
+            {"nona": 2.0, "expert": 2.0, "random": 3.0, "decima": float("nan")},
+        ],
+    )
     rows.loc[rows.scheme == "decima", "status"] = "unavailable: no weights"
-    gains = experiments.max_gains(rows, "load", {"avg": "mean_jct_s", "p99": "p99_jct_s"}, ["random", "decima"])
+    gains = experiments.max_gains(
+        rows, "load", {"avg": "mean_jct_s", "p99": "p99_jct_s"}, ["random", "decima"]
+    )
     assert gains == {"avg": {"random": 4.0}, "p99": {"random": 4.0}}
     assert experiments.expert_gap(rows, "load") == {"nona": pytest.approx(0.25)}
     assert experiments.status_note(rows) == "decima: unavailable: no weights"
@@ -173,16 +214,30 @@ def test_paper_numbers_come_from_the_reference_file():
 
 
 def test_figure_sweep_is_the_one_settings_object():
-    s = experiments.FigureSweep(schemes=["nona", "decima"], servers=8, duration=4, seed=1, tables_dir="t",
-                                models=["alexnet"], decima_duration=1, warmup=0.3)
+    s = experiments.FigureSweep(
+        schemes=["nona", "decima"],
+        servers=8,
+        duration=4,
+        seed=1,
+        tables_dir="t",
+        models=["alexnet"],
+        decima_duration=1,
+        warmup=0.3,
+    )
     # canonical types whoever built it (params.yaml lists, ints): the same settings travel to every task
-    assert (s.schemes, s.models, s.duration, s.decima_duration) == (("nona", "decima"), ("alexnet",), 4.0, 1.0)
+    assert (s.schemes, s.models, s.duration, s.decima_duration) == (
+        ("nona", "decima"),
+        ("alexnet",),
+        4.0,
+        1.0,
+    )
     assert (s.window("nona"), s.warmup_of("nona")) == (4.0, 0.3)
     assert (s.window("decima"), s.warmup_of("decima")) == (1.0, pytest.approx(0.1))
     same = s.with_changes(decima_duration=None)
     assert (same.window("decima"), same.warmup_of("decima")) == (4.0, 0.3)  # like every other scheme
-    assert experiments.FigureSweep(schemes=["nona"], servers=8, duration=4, seed=1, tables_dir="t").warmup_of("nona") \
-        == pytest.approx(0.4)
+    assert experiments.FigureSweep(schemes=["nona"], servers=8, duration=4, seed=1, tables_dir="t").warmup_of(
+        "nona"
+    ) == pytest.approx(0.4)
     with pytest.raises(ValueError, match="unknown scheme 'fast'"):
         s.with_changes(schemes=["nona", "fast"])
     with pytest.raises(ValueError, match="servers must be a positive integer"):
@@ -195,8 +250,16 @@ def test_write_rows_keeps_wall_clock_columns_out_of_the_results(tmp_path):
     from schedlab.notebooks import Outputs
 
     out = Outputs(tmp_path, "nona/demo")
-    rows = pd.DataFrame({"load": [0.5, 0.5], "bandwidth_gbps": [10.0, 10.0], "scheme": ["nona", "random"],
-                         "mean_jct_s": [0.2, 0.5], "wall_s": [1.5, 2.5], "events_per_s": [1e5, 2e5]})
+    rows = pd.DataFrame(
+        {
+            "load": [0.5, 0.5],
+            "bandwidth_gbps": [10.0, 10.0],
+            "scheme": ["nona", "random"],
+            "mean_jct_s": [0.2, 0.5],
+            "wall_s": [1.5, 2.5],
+            "events_per_s": [1e5, 2e5],
+        }
+    )
     kept = experiments.write_rows(out, rows, "demo.csv")
     assert list(kept.columns) == ["load", "bandwidth_gbps", "scheme", "mean_jct_s"]
     pd.testing.assert_frame_equal(pd.read_csv(out.results("demo.csv")), kept)
@@ -211,14 +274,20 @@ def jobs_of(jct: list[float], kind: str = "inference", job_class: str = "resnet1
 
 def test_fig5_gains_divide_each_p99_by_nonas_and_leave_out_what_did_not_run():
     background = jobs_of([1.0, 1.0, 1.0, 5.0], kind="background", job_class="background_compute")
-    jobs = {"nona": pd.concat([jobs_of([1.0] * 100), background]),
-            "random": pd.concat([jobs_of([4.0] * 100), background]),
-            "decima": pd.concat([jobs_of([2.0] * 100), jobs_of([3.0] * 4, "background", "background_compute")])}
+    jobs = {
+        "nona": pd.concat([jobs_of([1.0] * 100), background]),
+        "random": pd.concat([jobs_of([4.0] * 100), background]),
+        "decima": pd.concat([jobs_of([2.0] * 100), jobs_of([3.0] * 4, "background", "background_compute")]),
+    }
     paper = {"inference_p99": {"random": 89}}
-    g = experiments.fig5_gains(jobs, ["nona", "spark_fair", "random", "decima"], profile="default", paper=paper)
+    g = experiments.fig5_gains(
+        jobs, ["nona", "spark_fair", "random", "decima"], profile="default", paper=paper
+    )
     assert list(g) == ["profile", "inference_p99", "paper", "background_p99_decima", "background_no_wait"]
     assert g["inference_p99"] == {"random": 4.0, "decima": 2.0}  # spark_fair did not run: no NaN entry
-    assert g["background_p99_decima"] == pytest.approx(3.0 / float(pd.Series([1.0, 1.0, 1.0, 5.0]).quantile(0.99)))
+    assert g["background_p99_decima"] == pytest.approx(
+        3.0 / float(pd.Series([1.0, 1.0, 1.0, 5.0]).quantile(0.99))
+    )
     assert g["background_no_wait"] == {"nona": 0.75, "random": 0.75, "decima": 1.0}
     assert g["paper"] is paper and g["profile"] == "default"
 
@@ -239,17 +308,49 @@ def test_decima_jct_rows_are_the_simulators_numbers_with_their_times_apart():
     from schedlab.nona.schedulers import make_scheduler
     from schedlab.nona.sim import simulate
 
-    table = experiments.decima_jct(["alexnet"], [0.3, 0.5], ["random", "spark_fair"], servers=4, bandwidth_gbps=10.0,
-                                   duration=0.5, warmup=0.05, seed=3, message_passing="spark-sched-sim")
-    assert table[["load", "scheme"]].values.tolist() == [[0.3, "random"], [0.3, "spark_fair"],
-                                                          [0.5, "random"], [0.5, "spark_fair"]]
+    table = experiments.decima_jct(
+        ["alexnet"],
+        [0.3, 0.5],
+        ["random", "spark_fair"],
+        servers=4,
+        bandwidth_gbps=10.0,
+        duration=0.5,
+        warmup=0.05,
+        seed=3,
+        message_passing="spark-sched-sim",
+    )
+    assert table[["load", "scheme"]].values.tolist() == [
+        [0.3, "random"],
+        [0.3, "spark_fair"],
+        [0.5, "random"],
+        [0.5, "spark_fair"],
+    ]
     assert set(experiments.DECIMA_TIMING_COLUMNS) <= set(table.columns)
     assert (table.wall_s > 0).all() and table.policy_ms_per_decision.isna().all()  # no Decima row here
     cluster = W.Cluster(servers=4, bandwidth_gbps=10.0)
-    direct = simulate(W.build_workload(models=("alexnet",), load=0.5, cluster=cluster), cluster,
-                      make_scheduler("spark_fair"), duration=0.5, warmup=0.05, rng=np.random.default_rng(3)).summary()
+    direct = simulate(
+        W.build_workload(models=("alexnet",), load=0.5, cluster=cluster),
+        cluster,
+        make_scheduler("spark_fair"),
+        duration=0.5,
+        warmup=0.05,
+        rng=np.random.default_rng(3),
+    ).summary()
     row = table.iloc[3]
-    assert (row.jobs, row.mean_jct_s, row.p99_jct_s) == (direct["jobs"], direct["mean_jct_s"], direct["p99_jct_s"])
+    assert (row.jobs, row.mean_jct_s, row.p99_jct_s) == (
+        direct["jobs"],
+        direct["mean_jct_s"],
+        direct["p99_jct_s"],
+    )
     with pytest.raises(ValueError, match="load must be in"):
-        experiments.decima_jct(["alexnet"], [1.5], ["random"], servers=4, bandwidth_gbps=10.0, duration=0.5,
-                               warmup=0.05, seed=3, message_passing="spark-sched-sim")
+        experiments.decima_jct(
+            ["alexnet"],
+            [1.5],
+            ["random"],
+            servers=4,
+            bandwidth_gbps=10.0,
+            duration=0.5,
+            warmup=0.05,
+            seed=3,
+            message_passing="spark-sched-sim",
+        )

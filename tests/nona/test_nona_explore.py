@@ -26,7 +26,7 @@ def test_matches_a_direct_solve():
     assert s.objective == pytest.approx(res.objective)
     assert s.rho == pytest.approx(res.rho)
     assert s.phi_ms == pytest.approx(1e3 * res.phi)
-    (_, opts), = res.distributions()["f"]
+    ((_, opts),) = res.distributions()["f"]
     together = sum(p for o, p in opts if len(o.partition) == 1)
     assert s.subgraphs.p_together.iloc[0] == pytest.approx(together)
     tau = s.classes.set_index("job_class").predicted_jct_ms

@@ -48,8 +48,11 @@ def theta_for(prob, picks: dict[tuple[str, int], list[tuple[Option, float]]]) ->
 
 
 def f_workload(beta=20.0, bg_rate=2.0, bg_bytes=5e6):
-    return [job_f().with_rate(beta), background_comm_class(bg_bytes).with_rate(bg_rate),
-            background_compute_class(0.004).with_rate(0.5)]
+    return [
+        job_f().with_rate(beta),
+        background_comm_class(bg_bytes).with_rate(bg_rate),
+        background_compute_class(0.004).with_rate(0.5),
+    ]
 
 
 ALLOC2 = Option((("det",), ("det_sparse",)), 0, 0)  # Fig. 1c: det_sparse alone on the other server
@@ -115,9 +118,21 @@ def test_two_branch_dag_by_hand(direct_edge_branch):
 
 def small_problems():
     c8 = Cluster(bandwidth_gbps=8)
-    yield "f_low", build_workload(classes=[job_f()], load=0.2, cluster=F_CLUSTER, background_comm_bytes=20e6), F_CLUSTER
-    yield "f_high", build_workload(classes=[job_f()], load=0.6, cluster=F_CLUSTER, background_comm_bytes=20e6), F_CLUSTER
-    yield "f_alone", build_workload(classes=[job_f()], load=0.5, cluster=F_CLUSTER, background_ratio=math.inf), F_CLUSTER
+    yield (
+        "f_low",
+        build_workload(classes=[job_f()], load=0.2, cluster=F_CLUSTER, background_comm_bytes=20e6),
+        F_CLUSTER,
+    )
+    yield (
+        "f_high",
+        build_workload(classes=[job_f()], load=0.6, cluster=F_CLUSTER, background_comm_bytes=20e6),
+        F_CLUSTER,
+    )
+    yield (
+        "f_alone",
+        build_workload(classes=[job_f()], load=0.5, cluster=F_CLUSTER, background_ratio=math.inf),
+        F_CLUSTER,
+    )
     two = two_branch()
     yield "two_f", [two, job_f().with_rate(40.0), background_comm_class(3e6).with_rate(30.0)], c8
 
@@ -135,7 +150,9 @@ def brute_force_pure(prob) -> float:
     return best
 
 
-@pytest.mark.parametrize("name, wl, cluster", list(small_problems()), ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(
+    "name, wl, cluster", list(small_problems()), ids=lambda x: x if isinstance(x, str) else ""
+)
 def test_global_is_certified_and_not_beaten(name, wl, cluster):
     prob = compile_problem(wl, cluster)
     g = solve(prob, method="global")
@@ -165,7 +182,7 @@ def test_global_equals_brute_force_where_pure_is_optimal():
     prob = compile_problem(wl, F_CLUSTER)
     g = solve(prob)
     assert g.objective == pytest.approx(brute_force_pure(prob), rel=1e-6)
-    (sub, opts), = g.distributions()["f"]
+    ((sub, opts),) = g.distributions()["f"]
     best = max(opts, key=lambda op: op[1])[0]
     assert best.partition == (("det",), ("det_sparse",)) and best.source_part == 0 and best.sink_part == 1
 
@@ -173,8 +190,11 @@ def test_global_equals_brute_force_where_pure_is_optimal():
 def test_gradient_matches_finite_differences():
     c = Cluster(bandwidth_gbps=10)
     wl = inference_classes(["resnet18", "densenet121"])
-    wl = [j.with_rate(0.5) for j in wl] + [job_f().with_rate(5.0), background_comm_class(2e8).with_rate(1.0),
-                                          background_compute_class(0.1).with_rate(1.0)]
+    wl = [j.with_rate(0.5) for j in wl] + [
+        job_f().with_rate(5.0),
+        background_comm_class(2e8).with_rate(1.0),
+        background_compute_class(0.1).with_rate(1.0),
+    ]
     prob = compile_problem(wl, c)
     rng = np.random.default_rng(3)
     th = np.concatenate([rng.dirichlet(np.ones(s)) for s in prob.size]) * 0.5
@@ -310,16 +330,20 @@ def test_local_active_set_grows_until_kkt_holds():
     assert loc.info["kkt"] and loc.info["rounds"] > 1
     assert loc.objective == pytest.approx(g.objective, rel=1e-5)
     # the mix: distributing f with a probability strictly inside (0, 1)
-    (sub, opts), = loc.distributions()["f"]
+    ((sub, opts),) = loc.distributions()["f"]
     together = sum(p for o, p in opts if len(o.partition) == 1)
     assert 0.05 < together < 0.95
 
 
 def test_local_active_set_matches_the_full_space_run():
     c = Cluster(bandwidth_gbps=10)
-    wl = build_workload(["resnet18", "densenet121"], load=0.5, cluster=c, comm_load=0.2,
-                        classes=[j.with_rate(0.0) for j in inference_classes(["resnet18", "densenet121"])]
-                        + [job_f()])
+    wl = build_workload(
+        ["resnet18", "densenet121"],
+        load=0.5,
+        cluster=c,
+        comm_load=0.2,
+        classes=[j.with_rate(0.0) for j in inference_classes(["resnet18", "densenet121"])] + [job_f()],
+    )
     prob = compile_problem(wl, c)
     full = solve(prob, method="local", active_set=False)
     act = solve(prob, method="local")
@@ -340,10 +364,20 @@ def test_solution_does_not_depend_on_the_hash_seed():
     import subprocess
     import sys
 
-    code = ("import hashlib; from schedlab.nona.workload import Cluster, build_workload; "
-            "from schedlab.nona import optimise; c = Cluster(servers=80, bandwidth_gbps=10); "
-            "w = build_workload(load=0.7, cluster=c, comm_load=0.05); r = optimise.solve(w, c); "
-            "p = r.problem; print(hashlib.md5(r.theta.tobytes() + p.S1.tobytes() + p.S2.tobytes()).hexdigest())")
-    outs = {subprocess.run([sys.executable, "-c", code], env={**__import__("os").environ, "PYTHONHASHSEED": str(s)},
-                           capture_output=True, text=True, check=True).stdout for s in (1, 2, 3)}
+    code = (
+        "import hashlib; from schedlab.nona.workload import Cluster, build_workload; "
+        "from schedlab.nona import optimise; c = Cluster(servers=80, bandwidth_gbps=10); "
+        "w = build_workload(load=0.7, cluster=c, comm_load=0.05); r = optimise.solve(w, c); "
+        "p = r.problem; print(hashlib.md5(r.theta.tobytes() + p.S1.tobytes() + p.S2.tobytes()).hexdigest())"
+    )
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**__import__("os").environ, "PYTHONHASHSEED": str(s)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for s in (1, 2, 3)
+    }
     assert len(outs) == 1, outs

@@ -74,8 +74,15 @@ def test_mckp_is_the_lp_optimum_with_at_most_one_mixed_distribution():
         sol = _lagrange.mckp(c, g, b, starts, dist)
         A_eq = np.zeros((len(starts), len(c)))
         A_eq[dist, np.arange(len(c))] = 1
-        ref = linprog(c, A_ub=g[None, :], b_ub=[b], A_eq=A_eq, b_eq=np.ones(len(starts)), bounds=(0, None),
-                      method="highs")
+        ref = linprog(
+            c,
+            A_ub=g[None, :],
+            b_ub=[b],
+            A_eq=A_eq,
+            b_eq=np.ones(len(starts)),
+            bounds=(0, None),
+            method="highs",
+        )
         assert ref.status == 0
         assert sol.value == pytest.approx(ref.fun, rel=1e-9, abs=1e-12)
         assert sol.dual <= ref.fun + 1e-12  # weak duality
@@ -114,14 +121,26 @@ def small_instances():
     c8 = Cluster(bandwidth_gbps=8)
     f_cl = Cluster(servers=2, bandwidth_gbps=80)
     for load in (0.2, 0.6, 0.9):
-        yield f"f_{load}", build_workload(classes=[job_f()], load=load, cluster=f_cl, background_comm_bytes=20e6), f_cl
-    yield "f_alone", build_workload(classes=[job_f()], load=0.9, cluster=f_cl, background_ratio=math.inf), f_cl
+        yield (
+            f"f_{load}",
+            build_workload(classes=[job_f()], load=load, cluster=f_cl, background_comm_bytes=20e6),
+            f_cl,
+        )
+    yield (
+        "f_alone",
+        build_workload(classes=[job_f()], load=0.9, cluster=f_cl, background_ratio=math.inf),
+        f_cl,
+    )
     rng = np.random.default_rng(7)
     for k in range(6):
-        wl = [random_dag_class(rng, f"r{k}a", float(rng.uniform(5, 40))),
-              random_dag_class(rng, f"r{k}b", float(rng.uniform(5, 40)))]
+        wl = [
+            random_dag_class(rng, f"r{k}a", float(rng.uniform(5, 40))),
+            random_dag_class(rng, f"r{k}b", float(rng.uniform(5, 40))),
+        ]
         if k % 2:
-            wl.append(background_comm_class(float(rng.uniform(1e6, 5e6))).with_rate(float(rng.uniform(5, 60))))
+            wl.append(
+                background_comm_class(float(rng.uniform(1e6, 5e6))).with_rate(float(rng.uniform(5, 60)))
+            )
         yield f"random{k}", wl, c8
 
 
@@ -160,13 +179,19 @@ def brute_force(prob) -> float:
                 i = int(np.argmin(vals))
                 if math.isfinite(vals[i]):
                     with np.errstate(invalid="ignore"):  # inf (unstable) values near the bracket ends
-                        r = minimize_scalar(along, bounds=(xs[max(i - 1, 0)], xs[min(i + 1, 20)]), method="bounded",
-                                            options={"xatol": 1e-12})
+                        r = minimize_scalar(
+                            along,
+                            bounds=(xs[max(i - 1, 0)], xs[min(i + 1, 20)]),
+                            method="bounded",
+                            options={"xatol": 1e-12},
+                        )
                     best = min(best, vals[i], float(r.fun))
     return best
 
 
-@pytest.mark.parametrize("name, wl, cluster", list(small_instances()), ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(
+    "name, wl, cluster", list(small_instances()), ids=lambda x: x if isinstance(x, str) else ""
+)
 def test_small_instances_against_highs_and_brute_force(name, wl, cluster):
     prob = compile_problem(wl, cluster)
     new = solve(prob, method="global")
@@ -194,8 +219,9 @@ def test_small_instances_against_highs_and_brute_force(name, wl, cluster):
 
 def test_relaxed_interval_bound_is_below_the_interval_lp():
     # the documented fallback when HiGHS ends without an answer: the one-row relaxation
-    wl = build_workload(classes=[job_f()], load=0.6, cluster=Cluster(servers=2, bandwidth_gbps=80),
-                        background_comm_bytes=20e6)
+    wl = build_workload(
+        classes=[job_f()], load=0.6, cluster=Cluster(servers=2, bandwidth_gbps=80), background_comm_bytes=20e6
+    )
     prob = compile_problem(wl, Cluster(servers=2, bandwidth_gbps=80))
     lo0 = prob.phi_min()
     for lo, hi in [(lo0, lo0 * 1.5), (lo0 * 1.2, lo0 * 3), (lo0 * 2, math.inf)]:
@@ -206,8 +232,9 @@ def test_relaxed_interval_bound_is_below_the_interval_lp():
 
 
 def test_highs_prints_nothing_on_stdout(capfd):
-    wl = build_workload(classes=[job_f()], load=0.6, cluster=Cluster(servers=2, bandwidth_gbps=80),
-                        background_comm_bytes=20e6)
+    wl = build_workload(
+        classes=[job_f()], load=0.6, cluster=Cluster(servers=2, bandwidth_gbps=80), background_comm_bytes=20e6
+    )
     prob = compile_problem(wl, Cluster(servers=2, bandwidth_gbps=80))
     lp = _HighsIntervalLP(prob)
     lp(prob.phi_min(), 2 * prob.phi_min(), with_lower=False)
@@ -238,8 +265,9 @@ def test_five_models_issue_loads(comm_load):
 def test_five_models_against_the_highs_path():
     # one instance where splitting pays (under the paper's pricing; the dependency-aware one keeps
     # everything together here and settles it at the root) and the reference is quick
-    res, _ = solve_point(0.1, bandwidth_gbps=10, method="global", workload_kwargs={"comm_load": 0.05},
-                         pricing="paper")
+    res, _ = solve_point(
+        0.1, bandwidth_gbps=10, method="global", workload_kwargs={"comm_load": 0.05}, pricing="paper"
+    )
     ref = solve(res.problem, method="global", lp="highspy")
     assert abs(ref.objective - res.objective) <= 1e-6 * res.objective
     assert res.lower_bound <= ref.objective + 1e-12 and ref.lower_bound <= res.objective + 1e-12
@@ -257,7 +285,12 @@ def test_five_models_no_background_high_load_does_not_crash(load):
     assert res.objective <= local
 
 
-GRID = [(cl, load, bw) for cl in (0.0, 0.01, 0.05, 0.1, 0.3) for load in (0.1, 0.5, 0.9, 0.95) for bw in (1, 10, 100)]
+GRID = [
+    (cl, load, bw)
+    for cl in (0.0, 0.01, 0.05, 0.1, 0.3)
+    for load in (0.1, 0.5, 0.9, 0.95)
+    for bw in (1, 10, 100)
+]
 
 
 @pytest.mark.slow
@@ -280,15 +313,20 @@ def test_five_models_grid_against_highs(comm_load, load, bw):
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).with_name("schedlab")
-    return subprocess.run([str(exe), "nona", "solve", *args], capture_output=True, text=True, cwd=REPO, timeout=300)
+    return subprocess.run(
+        [str(exe), "nona", "solve", *args], capture_output=True, text=True, cwd=REPO, timeout=300
+    )
 
 
-@pytest.mark.parametrize("args", [
-    ("--load", "0.4", "--models", "resnet18,alexnet"),
-    ("--load", "0.9", "--comm-load", "0", "--models", "resnet18,densenet121", "--method", "local"),
-    pytest.param(("--load", "0.9", "--comm-load", "0"), marks=needs_gpt2),
-    pytest.param(("--load", "0.5", "--comm-load", "0.05"), marks=needs_gpt2),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--load", "0.4", "--models", "resnet18,alexnet"),
+        ("--load", "0.9", "--comm-load", "0", "--models", "resnet18,densenet121", "--method", "local"),
+        pytest.param(("--load", "0.9", "--comm-load", "0"), marks=needs_gpt2),
+        pytest.param(("--load", "0.5", "--comm-load", "0.05"), marks=needs_gpt2),
+    ],
+)
 def test_cli_json_stdout_is_one_object(args):
     res = run_cli(*args, "--json")
     assert res.returncode == 0, res.stderr
@@ -330,7 +368,9 @@ def test_compiled_option_loops_equal_the_array_versions(seed):
     v = rng.integers(0, 4, n).astype(float) + rng.choice([0.0, 1e-13, 1e-9], n)
     key = rng.integers(0, 3, n).astype(float)
     for largest in (False, True):
-        assert np.array_equal(_lagrange.select(v, key, starts, dist, largest), _select_arrays(v, key, starts, dist, largest))
+        assert np.array_equal(
+            _lagrange.select(v, key, starts, dist, largest), _select_arrays(v, key, starts, dist, largest)
+        )
     lam = 0.37
     vv, vmin, gm, gp = _lagrange._dual_pieces(v, key, lam, starts)
     ref = v + lam * key

@@ -11,7 +11,11 @@ import pytest
 from schedlab.nona import sim
 from schedlab.nona.schedulers import SchemeUnavailable, SparkFairScheduler, TableScheduler, make_scheduler
 from schedlab.nona.tables import (
-    TableError, branch_partition, check_tables_match, load_tables, opportunistic_tables,
+    TableError,
+    branch_partition,
+    check_tables_match,
+    load_tables,
+    opportunistic_tables,
 )
 from schedlab.nona.workload import JobClass, background_compute_class
 
@@ -21,8 +25,20 @@ def diamond_chain() -> JobClass:
     g = nx.DiGraph()
     for n in "rabmcdez":
         g.add_node(n, work_s=0.01)
-    g.add_edges_from([("r", "a"), ("r", "b"), ("a", "m"), ("b", "m"), ("m", "c"), ("c", "d"), ("d", "z"),
-                      ("m", "e"), ("e", "z")], bytes=1e6)
+    g.add_edges_from(
+        [
+            ("r", "a"),
+            ("r", "b"),
+            ("a", "m"),
+            ("b", "m"),
+            ("m", "c"),
+            ("c", "d"),
+            ("d", "z"),
+            ("m", "e"),
+            ("e", "z"),
+        ],
+        bytes=1e6,
+    )
     return JobClass("dc", "inference", g, 1.0)
 
 
@@ -31,13 +47,31 @@ def compiled(job):
 
 
 def tables_for(p_split: float) -> dict:
-    return {"classes": {"dc": {"subgraphs": [
-        {"source": "r", "sink": "m", "intermediate": ["a", "b"], "options": [
-            {"partition": [["a"], ["b"]], "source_part": 1, "sink_part": 0, "p": p_split},
-            {"partition": [["a", "b"]], "source_part": 0, "sink_part": 0, "p": 1 - p_split}]},
-        {"source": "m", "sink": "z", "intermediate": ["c", "d", "e"], "options": [
-            {"partition": [["c", "d", "e"]], "source_part": 0, "sink_part": 0, "p": 1.0}]},
-    ]}}}
+    return {
+        "classes": {
+            "dc": {
+                "subgraphs": [
+                    {
+                        "source": "r",
+                        "sink": "m",
+                        "intermediate": ["a", "b"],
+                        "options": [
+                            {"partition": [["a"], ["b"]], "source_part": 1, "sink_part": 0, "p": p_split},
+                            {"partition": [["a", "b"]], "source_part": 0, "sink_part": 0, "p": 1 - p_split},
+                        ],
+                    },
+                    {
+                        "source": "m",
+                        "sink": "z",
+                        "intermediate": ["c", "d", "e"],
+                        "options": [
+                            {"partition": [["c", "d", "e"]], "source_part": 0, "sink_part": 0, "p": 1.0}
+                        ],
+                    },
+                ]
+            }
+        }
+    }
 
 
 def test_table_placement_follows_section_IIIC():
@@ -129,17 +163,36 @@ def test_unknown_and_unavailable_schemes(tmp_path):
 def live_job(jid, n_runnable, running=0, unassigned=None):
     job = background_compute_class(1.0)
     cc = sim.compile_class(job, 0)
-    return sim.LiveJob(job_id=jid, cls=cc, arrival=float(jid), runnable=list(range(n_runnable)),
-                       task_server=[-1] * max(n_runnable, 1), running=running,
-                       unassigned=n_runnable if unassigned is None else unassigned)
+    return sim.LiveJob(
+        job_id=jid,
+        cls=cc,
+        arrival=float(jid),
+        runnable=list(range(n_runnable)),
+        task_server=[-1] * max(n_runnable, 1),
+        running=running,
+        unassigned=n_runnable if unassigned is None else unassigned,
+    )
 
 
 def test_spark_fair_caps_and_round_robin():
     """decima-sim's dynamic partition: cap ceil(N / unfinished jobs), passes in arrival order."""
-    jobs = {1: live_job(1, 5, running=2), 2: live_job(2, 5), 3: live_job(3, 1), 4: live_job(4, 0, running=1, unassigned=0)}
+    jobs = {
+        1: live_job(1, 5, running=2),
+        2: live_job(2, 5),
+        3: live_job(3, 1),
+        4: live_job(4, 0, running=1, unassigned=0),
+    }
     # 3 jobs with unassigned tasks -> cap ceil(8 / 3) = 3
-    view = sim.LiveView(now=0.0, servers=8, free_servers=[0, 1, 2, 3, 4, 5], active=jobs, classes=[], unfinished=3,
-                         ready={k: v for k, v in jobs.items() if v.runnable}, ready_order=[1, 2, 3])
+    view = sim.LiveView(
+        now=0.0,
+        servers=8,
+        free_servers=[0, 1, 2, 3, 4, 5],
+        active=jobs,
+        classes=[],
+        unfinished=3,
+        ready={k: v for k, v in jobs.items() if v.runnable},
+        ready_order=[1, 2, 3],
+    )
     out = SparkFairScheduler().schedule(view)
     # pass 1: job1 (2 running < 3), job2, job3; pass 2: job2; pass 3: job2 -> 5 servers, job1 capped
     assert [(j, t) for j, t, _ in out] == [(1, 0), (2, 0), (3, 0), (2, 1), (2, 2)]
@@ -174,8 +227,9 @@ def test_nona_runs_the_optimiser_json_and_matches_its_prediction_at_low_load(tmp
     r = optimise.solve(w, c)
     path = tmp_path / "tables.json"
     path.write_text(json.dumps(optimise.to_json(r, 0.02)))
-    res = sim.simulate(w, c, make_scheduler("nona", tables=path), duration=3000, warmup=100,
-                       rng=np.random.default_rng(0))
+    res = sim.simulate(
+        w, c, make_scheduler("nona", tables=path), duration=3000, warmup=100, rng=np.random.default_rng(0)
+    )
     f = res.jobs[res.jobs.job_class == "f"]
     assert abs(f.jct.mean() / r.tau["f"] - 1) < 0.05
     # f is split (the optimiser's choice at this load): every f job moves det_sparse's 20 MB + 8 B
@@ -186,7 +240,9 @@ def test_nona_runs_the_optimiser_json_and_matches_its_prediction_at_low_load(tmp
 def test_expert_search_picks_the_better_placement(dense, expect):
     """Tiny transfers: splitting f's two 10 ms branches halves its JCT; huge ones: keep it together."""
     c = Cluster(servers=8, bandwidth_gbps=80)
-    w = build_workload(classes=[job_f(dense_bytes=dense, sparse_bytes=dense / 10)], load=0.1, cluster=c, comm_load=0.0)
+    w = build_workload(
+        classes=[job_f(dense_bytes=dense, sparse_bytes=dense / 10)], load=0.1, cluster=c, comm_load=0.0
+    )
     res = expert.search(w, c, duration=200, warmup=10, budget=6, search_seed=3)
     assert res.p == {("f", "sum", "add"): expect}
     assert res.evaluations <= 6
@@ -238,7 +294,9 @@ def test_chain_branches_count_forks_and_entries(seed):
     parts = branch_partition(g, inner)
     assert sorted(x for p in parts for x in p) == sorted(inner)
     entries = sum(1 for x in inner if g.in_degree(x) == 0)
-    branch_offs = sum(1 for u, x in g.edges if g.in_degree(x) == 1 and x != min(g.successors(u), key=rank.get))
+    branch_offs = sum(
+        1 for u, x in g.edges if g.in_degree(x) == 1 and x != min(g.successors(u), key=rank.get)
+    )
     assert len(parts) == entries + branch_offs
     part_of = {x: i for i, p in enumerate(parts) for x in p}
     for u, x in g.edges:

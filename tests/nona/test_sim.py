@@ -12,7 +12,12 @@ import pytest
 from schedlab.nona import sim
 from schedlab.nona.schedulers import RandomScheduler, SparkFairScheduler, TableScheduler
 from schedlab.nona.workload import (
-    Cluster, JobClass, background_comm_class, background_compute_class, build_workload, job_f,
+    Cluster,
+    JobClass,
+    background_comm_class,
+    background_compute_class,
+    build_workload,
+    job_f,
 )
 
 
@@ -26,8 +31,14 @@ def test_link_is_md1(rho):
     cluster = Cluster(servers=1, bandwidth_gbps=8.0)
     s = 1e-3
     jobs = 2_000_000 if rho == 0.9 else 300_000  # rho 0.9: ~1% std of the mean at 2M jobs
-    res = sim.simulate(comm_only(rho, s, cluster), cluster, RandomScheduler(),
-                       duration=jobs * s / rho, warmup=2000 * s, rng=np.random.default_rng(7))
+    res = sim.simulate(
+        comm_only(rho, s, cluster),
+        cluster,
+        RandomScheduler(),
+        duration=jobs * s / rho,
+        warmup=2000 * s,
+        rng=np.random.default_rng(7),
+    )
     wait = res.jobs.jct.to_numpy() - s
     pk = rho * s / (2 * (1 - rho))
     assert wait.min() >= -1e-12
@@ -46,8 +57,9 @@ def test_single_server_is_mg1():
     rho = sum(l * w for l, w in zip(lam, works))
     es2 = sum(l * w * w for l, w in zip(lam, works)) / sum(lam)
     pk = sum(lam) * es2 / (2 * (1 - rho))
-    res = sim.simulate(classes, cluster, RandomScheduler(), duration=60_000, warmup=100,
-                       rng=np.random.default_rng(3))
+    res = sim.simulate(
+        classes, cluster, RandomScheduler(), duration=60_000, warmup=100, rng=np.random.default_rng(3)
+    )
     service = res.jobs.job_class.map({"c0": works[0], "c1": works[1]}).astype(float)
     wait = res.jobs.jct - service
     assert rho == pytest.approx(0.5)
@@ -55,41 +67,65 @@ def test_single_server_is_mg1():
 
 
 def one_option(dag, parts, sp=0, kp=0):
-    return {"classes": {"f": {"subgraphs": [{"source": "sum", "sink": "add", "intermediate": ["det", "det_sparse"],
-                                             "options": [{"partition": parts, "source_part": sp, "sink_part": kp,
-                                                          "p": 1.0}]}]}}}
+    return {
+        "classes": {
+            "f": {
+                "subgraphs": [
+                    {
+                        "source": "sum",
+                        "sink": "add",
+                        "intermediate": ["det", "det_sparse"],
+                        "options": [{"partition": parts, "source_part": sp, "sink_part": kp, "p": 1.0}],
+                    }
+                ]
+            }
+        }
+    }
 
 
-@pytest.mark.parametrize("parts,sp,kp,expect_ms", [
-    ([["det", "det_sparse"]], 0, 0, 22.0),             # all on one server: 1 + 10 + 10 + 1
-    ([["det_sparse"], ["det"]], 0, 0, 1 + 20 + 10 + 1),  # det moved: 200 MB at 10 GB/s = 20 ms
-    ([["det"], ["det_sparse"]], 0, 0, 1 + 2 + 10 + 1),  # 20 MB = 2 ms, in parallel with det
-])
+@pytest.mark.parametrize(
+    "parts,sp,kp,expect_ms",
+    [
+        ([["det", "det_sparse"]], 0, 0, 22.0),  # all on one server: 1 + 10 + 10 + 1
+        ([["det_sparse"], ["det"]], 0, 0, 1 + 20 + 10 + 1),  # det moved: 200 MB at 10 GB/s = 20 ms
+        ([["det"], ["det_sparse"]], 0, 0, 1 + 2 + 10 + 1),  # 20 MB = 2 ms, in parallel with det
+    ],
+)
 def test_isolated_job_f_matches_hand_schedule(parts, sp, kp, expect_ms):
     """Fig. 1's job f alone on an 80 Gbps link: JCT from the placement, by hand (section II)."""
     cluster = Cluster(servers=4, bandwidth_gbps=80.0)
     f = job_f().with_rate(0.001)  # ~ one job per 1000 s: jobs never meet
-    res = sim.simulate([f], cluster, TableScheduler(one_option(f.dag, parts, sp, kp)), duration=20_000,
-                       rng=np.random.default_rng(0))
+    res = sim.simulate(
+        [f],
+        cluster,
+        TableScheduler(one_option(f.dag, parts, sp, kp)),
+        duration=20_000,
+        rng=np.random.default_rng(0),
+    )
     result_ms = 8 / cluster.link_bytes_per_s * 1e3  # the 8-byte result of the remote det
     extra = result_ms if len(parts) == 2 else 0.0
     assert len(res.jobs) > 5
-    assert np.allclose(res.jobs.jct * 1e3, expect_ms + extra, rtol=0, atol=1e-7)  # float64 at t ~ 1e4 s: ~1e-12 s
+    assert np.allclose(
+        res.jobs.jct * 1e3, expect_ms + extra, rtol=0, atol=1e-7
+    )  # float64 at t ~ 1e4 s: ~1e-12 s
     moved = 0.0 if len(parts) == 1 else (200e6 if parts[1] == ["det"] else 20e6) + 8
     assert np.allclose(res.jobs.bytes_moved, moved)
 
 
 def small_workload(load=0.6, servers=8):
     cluster = Cluster(servers=servers, bandwidth_gbps=80.0)
-    return build_workload(classes=[job_f()], load=load, cluster=cluster, background_ratio=20, comm_load=0.2), cluster
+    return build_workload(
+        classes=[job_f()], load=load, cluster=cluster, background_ratio=20, comm_load=0.2
+    ), cluster
 
 
 @pytest.mark.parametrize("scheduler", [RandomScheduler, SparkFairScheduler])
 def test_conservation(scheduler):
     """Every job completes exactly once, after it arrives; bytes per job add up to the link's bytes."""
     w, cluster = small_workload()
-    res = sim.simulate(w, cluster, scheduler(), duration=30.0, warmup=0.0, cooldown=0.0,
-                       rng=np.random.default_rng(11))
+    res = sim.simulate(
+        w, cluster, scheduler(), duration=30.0, warmup=0.0, cooldown=0.0, rng=np.random.default_rng(11)
+    )
     j = res.jobs
     assert len(j) == res.stats["generated_jobs"]  # no warm-up/cool-down: every job is measured
     assert j.job_id.is_unique
@@ -147,8 +183,13 @@ def test_bad_input_is_refused_before_running():
         servers, bandwidth_gbps, compute_rate = 2, 0.0, 1.0
 
     with pytest.raises(sim.SimInputError, match="bandwidth_gbps must be > 0"):
-        sim.simulate([background_compute_class(0.1).with_rate(1)], BadCluster(), RandomScheduler(), duration=1,
-                     rng=np.random.default_rng(0))
+        sim.simulate(
+            [background_compute_class(0.1).with_rate(1)],
+            BadCluster(),
+            RandomScheduler(),
+            duration=1,
+            rng=np.random.default_rng(0),
+        )
     with pytest.raises(sim.SimInputError, match="duration"):
         sim.simulate([heavy], cluster, RandomScheduler(), duration=0, rng=np.random.default_rng(0))
 

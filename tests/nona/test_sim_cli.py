@@ -32,8 +32,25 @@ def test_bad_input_errors(tmp_path):
 
 def test_simulate_writes_records_and_json(tmp_path):
     out = tmp_path / "j.parquet"
-    r = run("--scheme", "spark_fair", "--load", "0.4", "--servers", "8", "--duration", "20", "--seed", "3",
-            "--models", "alexnet,resnet18", "--workload", "per-server", "--out", str(out), "--json")
+    r = run(
+        "--scheme",
+        "spark_fair",
+        "--load",
+        "0.4",
+        "--servers",
+        "8",
+        "--duration",
+        "20",
+        "--seed",
+        "3",
+        "--models",
+        "alexnet,resnet18",
+        "--workload",
+        "per-server",
+        "--out",
+        str(out),
+        "--json",
+    )
     assert r.exit_code == 0, r.output
     summary = json.loads(r.output)
     jobs = pd.read_parquet(out)
@@ -52,9 +69,23 @@ def test_nona_loads_the_optimiser_json_and_refuses_another_workload(tmp_path):
     w = build_workload(["alexnet", "resnet18"], load=0.4, cluster=c)
     tables = tmp_path / "load_0.4.json"
     tables.write_text(json.dumps(optimise.to_json(optimise.solve(w, c), 0.4)))
-    common = ["--scheme", "nona", "--servers", "8", "--duration", "10", "--models", "alexnet,resnet18",
-              "--workload", "per-server",
-              "--tables", str(tables), "--out", str(tmp_path / "j.parquet"), "--json"]
+    common = [
+        "--scheme",
+        "nona",
+        "--servers",
+        "8",
+        "--duration",
+        "10",
+        "--models",
+        "alexnet,resnet18",
+        "--workload",
+        "per-server",
+        "--tables",
+        str(tables),
+        "--out",
+        str(tmp_path / "j.parquet"),
+        "--json",
+    ]
     bad = run("--load", "0.5", *common)
     assert bad.exit_code != 0 and "solved at arrival rate" in bad.output
     ok = run("--load", "0.4", *common)
@@ -73,8 +104,18 @@ def test_default_workload_is_the_pipelines_and_matches_solve(tmp_path):
     common = ["--load", "0.4", "--servers", "8", "--models", "alexnet,resnet18"]
     solved = CliRunner().invoke(main, ["nona", "solve", *common, "--json", "--out", str(tables)])
     assert solved.exit_code == 0, solved.output
-    r = run("--scheme", "nona", *common, "--duration", "10", "--tables", str(tables),
-            "--out", str(tmp_path / "j.parquet"), "--json")
+    r = run(
+        "--scheme",
+        "nona",
+        *common,
+        "--duration",
+        "10",
+        "--tables",
+        str(tables),
+        "--out",
+        str(tmp_path / "j.parquet"),
+        "--json",
+    )
     assert r.exit_code == 0, r.output
     summary = json.loads(r.output)
     w = summary["workload"]
@@ -82,6 +123,17 @@ def test_default_workload_is_the_pipelines_and_matches_solve(tmp_path):
     assert w["arrival_rates"] == json.loads(solved.output)["workload"]["arrival_rates"]
     assert abs(summary["compute_load"] - (0.4 if basis == "server" else 0.4 / 8)) < 1e-9
     if basis != "server":
-        other = run("--scheme", "nona", *common, "--workload", "per-server", "--duration", "10",
-                    "--tables", str(tables), "--out", str(tmp_path / "k.parquet"))
+        other = run(
+            "--scheme",
+            "nona",
+            *common,
+            "--workload",
+            "per-server",
+            "--duration",
+            "10",
+            "--tables",
+            str(tables),
+            "--out",
+            str(tmp_path / "k.parquet"),
+        )
         assert other.exit_code != 0 and "solved at arrival rate" in other.output

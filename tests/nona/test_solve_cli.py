@@ -21,7 +21,9 @@ def pipeline_values():
     return stage_params("nona/optimiser", None).values
 
 
-@pytest.mark.skipif(not (paths.GENERATED / "nona/gpt2/graph.txt").is_file(), reason="needs the traced GPT-2 graph")
+@pytest.mark.skipif(
+    not (paths.GENERATED / "nona/gpt2/graph.txt").is_file(), reason="needs the traced GPT-2 graph"
+)
 def test_solve_json_is_the_optimiser_stage_table_at_the_same_load():
     """The CLI's default (`--workload pipeline`) solves what the optimiser notebook solves: the same
     library call with params.yaml's values gives the same tables, bit for bit."""
@@ -32,10 +34,24 @@ def test_solve_json_is_the_optimiser_stage_table_at_the_same_load():
     r = solve("--load", str(load), "--json")
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
-    _, stage = solve_point(load, bandwidth_gbps=p["bandwidth_gbps"], servers=p["servers"], method="global",
-                           models=p["models"], workload_kwargs=p["workload"])
+    _, stage = solve_point(
+        load,
+        bandwidth_gbps=p["bandwidth_gbps"],
+        servers=p["servers"],
+        method="global",
+        models=p["models"],
+        workload_kwargs=p["workload"],
+    )
     assert doc["classes"] == stage["classes"]
-    for key in ("objective", "lower_bound", "link_load", "phi_s", "servers", "bandwidth_gbps", "search_space"):
+    for key in (
+        "objective",
+        "lower_bound",
+        "link_load",
+        "phi_s",
+        "servers",
+        "bandwidth_gbps",
+        "search_space",
+    ):
         assert doc[key] == stage[key], key
     w = doc["workload"]
     assert w["name"] == "pipeline" and w["build_workload"] == p["workload"]
@@ -55,7 +71,9 @@ def test_per_server_workload_reads_load_per_server_and_differs_from_a_cluster_ba
     assert w["compute_load_per_server"] == pytest.approx(0.4, rel=1e-12)
     # 100:1: each background class at 1/100 of the total inference rate
     rates = w["arrival_rates"]
-    assert rates["background_compute"] == pytest.approx((rates["alexnet"] + rates["resnet18"]) / 100, rel=1e-12)
+    assert rates["background_compute"] == pytest.approx(
+        (rates["alexnet"] + rates["resnet18"]) / 100, rel=1e-12
+    )
     assert w["background_link_load"] == pytest.approx(0.4, rel=1e-12)  # comm_load defaults to the load
     pipe = json.loads(solve(*common).output)["workload"]
     if pipe["load_basis"] == "cluster":
@@ -70,14 +88,19 @@ def test_pipeline_workload_follows_params_yaml(tmp_path, monkeypatch):
     f = tmp_path / "params.yaml"
     f.write_text(yaml.safe_dump(doc))
     monkeypatch.setattr(paths, "PARAMS", f)
-    out = json.loads(solve("--load", "0.3", "--models", "alexnet,resnet18", "--servers", "8", "--json").output)
+    out = json.loads(
+        solve("--load", "0.3", "--models", "alexnet,resnet18", "--servers", "8", "--json").output
+    )
     w = out["workload"]
     assert w["build_workload"] == {"load_basis": "server", "comm_load": 0.05}
     assert w["compute_load_per_server"] == pytest.approx(0.3, rel=1e-12)
     assert w["background_link_load"] == pytest.approx(0.05, rel=1e-12)
     # --comm-load overrides the params value for this run only
-    out = json.loads(solve("--load", "0.3", "--models", "alexnet,resnet18", "--servers", "8", "--comm-load", "0.1",
-                           "--json").output)
+    out = json.loads(
+        solve(
+            "--load", "0.3", "--models", "alexnet,resnet18", "--servers", "8", "--comm-load", "0.1", "--json"
+        ).output
+    )
     assert out["workload"]["background_link_load"] == pytest.approx(0.1, rel=1e-12)
 
 
@@ -115,8 +138,20 @@ def test_a_model_subset_keeps_only_its_own_hardware_scaling(tmp_path, monkeypatc
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     assert out["workload"]["build_workload"]["time_scale"] == {"alexnet": 2.0}
-    plain = json.loads(solve("--load", "0.3", "--models", "alexnet,resnet18", "--servers", "8", "--workload",
-                             "per-server", "--json").output)
+    plain = json.loads(
+        solve(
+            "--load",
+            "0.3",
+            "--models",
+            "alexnet,resnet18",
+            "--servers",
+            "8",
+            "--workload",
+            "per-server",
+            "--json",
+        ).output
+    )
     # alexnet's tasks twice as long: its predicted JCT (one contracted task, no split) doubles
-    assert out["classes"]["alexnet"]["predicted_jct_s"] == pytest.approx(2 * plain["classes"]["alexnet"]["predicted_jct_s"],
-                                                                        rel=1e-9)
+    assert out["classes"]["alexnet"]["predicted_jct_s"] == pytest.approx(
+        2 * plain["classes"]["alexnet"]["predicted_jct_s"], rel=1e-9
+    )

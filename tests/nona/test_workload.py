@@ -36,7 +36,9 @@ def test_bytes_are_contracted_activation_sizes():
     g = profiles.load("resnet18")
     for u, v, d in rn.dag.edges(data=True):
         # each contracted edge is fed by members of u; its bytes are their activation sizes
-        feeders = {a for a in rn.dag.nodes[u]["members"] for b in rn.dag.nodes[v]["members"] if g.has_edge(a, b)}
+        feeders = {
+            a for a in rn.dag.nodes[u]["members"] for b in rn.dag.nodes[v]["members"] if g.has_edge(a, b)
+        }
         assert d["bytes"] == pytest.approx(sum(g.nodes[a]["activation_bytes"] for a in feeders))
 
 
@@ -86,7 +88,9 @@ def test_cluster_load_basis_is_the_literal_formula():
     c = Cluster(servers=80, bandwidth_gbps=10)
     per_server = build_workload(PIPEDREAM, load=0.5, cluster=c)
     literal = build_workload(PIPEDREAM, load=0.5, cluster=c, load_basis="cluster")
-    assert sum(j.arrival_rate * j.service_s(c) for j in literal if j.kind != "background_comm") == pytest.approx(0.5)
+    assert sum(
+        j.arrival_rate * j.service_s(c) for j in literal if j.kind != "background_comm"
+    ) == pytest.approx(0.5)
     for a, b in zip(per_server, literal):
         assert b.arrival_rate == pytest.approx(a.arrival_rate / 80)
     with pytest.raises(ValueError, match="load_basis"):
@@ -107,12 +111,15 @@ def test_time_scale_scales_one_model_times_not_bytes():
         inference_classes(["alexnet"], time_scale={"alexnet": 0.0})
 
 
-@pytest.mark.parametrize("kw, match", [
-    (dict(load=1.0), "load"),
-    (dict(load=-0.1), "load"),
-    (dict(load=0.5, comm_load=1.2), "comm_load"),
-    (dict(load=0.5, background_ratio=-1), "background_ratio"),
-])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(load=1.0), "load"),
+        (dict(load=-0.1), "load"),
+        (dict(load=0.5, comm_load=1.2), "comm_load"),
+        (dict(load=0.5, background_ratio=-1), "background_ratio"),
+    ],
+)
 def test_bad_workload_inputs(kw, match):
     with pytest.raises(ValueError, match=match):
         build_workload(classes=[job_f()], cluster=Cluster(), **kw)
@@ -147,9 +154,14 @@ def test_close_dag_adds_a_zero_cost_virtual_root_and_sink():
     h = workload.close_dag(g)
     assert [n for n in h if h.in_degree(n) == 0] == [workload.VIRTUAL_ROOT]
     assert [n for n in h if h.out_degree(n) == 0] == [workload.VIRTUAL_SINK]
-    assert sorted(h.succ[workload.VIRTUAL_ROOT]) == ["a", "b"] and sorted(h.pred[workload.VIRTUAL_SINK]) == ["d", "e"]
+    assert sorted(h.succ[workload.VIRTUAL_ROOT]) == ["a", "b"] and sorted(h.pred[workload.VIRTUAL_SINK]) == [
+        "d",
+        "e",
+    ]
     assert h.nodes[workload.VIRTUAL_ROOT]["work_s"] == 0 and h.nodes[workload.VIRTUAL_SINK]["work_s"] == 0
-    assert all(h.edges[e]["bytes"] == 0 for e in h.edges if workload.VIRTUAL_ROOT in e or workload.VIRTUAL_SINK in e)
+    assert all(
+        h.edges[e]["bytes"] == 0 for e in h.edges if workload.VIRTUAL_ROOT in e or workload.VIRTUAL_SINK in e
+    )
     assert g.number_of_nodes() == 5  # the input is not modified
     closed = nx.DiGraph([("s", "x"), ("x", "t")])
     assert workload.close_dag(closed) is closed

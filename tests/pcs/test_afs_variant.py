@@ -1,4 +1,4 @@
-"""AFS as the authors' Fig. 8 runs made it (issue 16 item 3): ``RandomisedAFS``."""
+"""AFS as the authors' Fig. 8 runs made it: ``RandomisedAFS``."""
 
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ def _prefix_agreement(seed: int, n: int) -> tuple[dict, np.ndarray]:
     theirs = load_run(_AFS.format(seed))
     theirs = theirs[theirs.app_id < n].reset_index(drop=True)
     done = theirs["end_time"].to_numpy() < w.submit_us[n] / 1e6
-    return compare(ours, theirs, columns=("estimated_start_time", "estimated_end_time")), \
-        np.abs(ours["end_time"].to_numpy() - theirs["end_time"].to_numpy())[done]
+    return compare(ours, theirs, columns=("estimated_start_time", "estimated_end_time")), np.abs(
+        ours["end_time"].to_numpy() - theirs["end_time"].to_numpy()
+    )[done]
 
 
 # seed 9005, 150 jobs: the first prefix where the default AFS already differs (below)
@@ -52,8 +53,10 @@ def test_default_afs_differs_on_the_same_prefix():
 
 def test_variant_draws_from_its_stream_and_has_no_kernel():
     w = generate("gavel", 3000, authors_rng(2), load=1.2).head(40)
-    runs = [simulate(w, AFS.fig8_runs(np.random.RandomState(s)), 4, predict=True,
-                     engine="reference") for s in (0, 0, 1)]
+    runs = [
+        simulate(w, AFS.fig8_runs(np.random.RandomState(s)), 4, predict=True, engine="reference")
+        for s in (0, 0, 1)
+    ]
     pd.testing.assert_frame_equal(runs[0], runs[1])
     assert not runs[0].equals(runs[2])
     # a legacy RandomState: the compiled loop, the same run; a Generator: no compiled code
@@ -70,9 +73,28 @@ def test_cli_afs_variant_randomised_uses_the_workload_stream(tmp_path):
     from schedlab.cli import main
 
     out = tmp_path / "afs.csv"
-    r = CliRunner().invoke(main, ["pcs", "simulate", "--workload", "gavel", "--num-apps", "40",
-                                  "--workload-seed", "3", "--load", "1.2", "--policy", "AFS",
-                                  "--afs-variant", "randomised", "--predict", "--out", str(out)])
+    r = CliRunner().invoke(
+        main,
+        [
+            "pcs",
+            "simulate",
+            "--workload",
+            "gavel",
+            "--num-apps",
+            "40",
+            "--workload-seed",
+            "3",
+            "--load",
+            "1.2",
+            "--policy",
+            "AFS",
+            "--afs-variant",
+            "randomised",
+            "--predict",
+            "--out",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "reference engine" not in r.output  # the compiled RandomisedAFS loop
     rng = authors_rng(3)

@@ -75,8 +75,7 @@ def test_sources_are_copies_not_the_raw_inputs(workdir):
 def test_authors_equal_ours_per_job(workdir, policy, predict):
     n = 30
     cfg = load_config("PCS_config_0e4a51_jct") if policy == "PCS" else None
-    theirs = A.run_authors(workdir, "trace_0e4a51", policy, n, predict=predict, config=cfg,
-                           timeout_s=120)
+    theirs = A.run_authors(workdir, "trace_0e4a51", policy, n, predict=predict, config=cfg, timeout_s=120)
     assert len(theirs.jobs) == n and theirs.sim_s > 0 and theirs.wall_s >= theirs.sim_s
     if predict:  # every arrival predicted (p_of_estimate = 1 below 5000 jobs)
         assert (theirs.jobs.estimated_end_time != -1).all()

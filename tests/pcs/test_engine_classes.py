@@ -1,4 +1,4 @@
-"""The compiled engine's WFQ with any number of classes (issue 8): bit-identical to the
+"""The compiled engine's WFQ with any number of classes: bit-identical to the
 reference engine beyond the former 8-class cap, on both class-allocation paths."""
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ def test_many_classes_exact_path_equals_reference(w150):
     # T = 0.05 splits the 150 sizes into many classes; W = 0.1 keeps every weight > 0
     cfg = heuristic_config(w150.service, T=0.05, W=0.1, zeta_min=0.5, delta=0.3)
     assert cfg.num_classes > 8
-    P, L = integer_weights([Fraction(r).numerator for r in cfg.rates],
-                             [Fraction(r).denominator for r in cfg.rates])
+    P, L = integer_weights(
+        [Fraction(r).numerator for r in cfg.rates], [Fraction(r).denominator for r in cfg.rates]
+    )
     assert L * int(w150.demand.sum() + 1) < 2**53  # the integer closed form is used
     a, b = _both(w150, cfg)
     pd.testing.assert_frame_equal(a, b, check_exact=True)
@@ -47,7 +48,7 @@ def test_many_classes_exact_path_equals_reference(w150):
 def _prime_weights(k: int) -> tuple:
     """``k`` weights with pairwise-coprime denominators (huge common denominator)."""
     primes = [101, 103, 107, 109, 113, 127, 131, 137, 139, 149, 151, 157]
-    rates = [Fraction(7, p) for p in primes[:k - 1]]
+    rates = [Fraction(7, p) for p in primes[: k - 1]]
     return tuple(rates) + (1 - sum(rates),)
 
 

@@ -1,4 +1,4 @@
-"""PCS preference interface and SPEA2 Pareto search (issue 8)."""
+"""PCS preference interface and SPEA2 Pareto search."""
 
 from __future__ import annotations
 
@@ -10,8 +10,17 @@ from schedlab.pcs import metrics
 from schedlab.pcs.artifacts import trace_0e4a51
 from schedlab.pcs.configs import pareto_config
 from schedlab.parallel import Executor
-from schedlab.pcs.pareto import (HeuristicSpace, Objective, PreferenceError, RawSpace, c2,
-                                 evaluate_config, parse_objectives, pareto_search, wfq_policy)
+from schedlab.pcs.pareto import (
+    HeuristicSpace,
+    Objective,
+    PreferenceError,
+    RawSpace,
+    c2,
+    evaluate_config,
+    parse_objectives,
+    pareto_search,
+    wfq_policy,
+)
 from schedlab.pcs.sim import simulate
 
 OBJ = ["jct:avg", "pred_err:avg"]
@@ -22,12 +31,15 @@ def w100():
     return trace_0e4a51(100)
 
 
-@pytest.mark.parametrize("text, msg", [
-    ("latency:avg", "unknown metric 'latency'"),
-    ("jct:p0", "percentile 0 outside (0, 100]"),
-    ("jct:p100.5", "percentile 100.5 outside (0, 100]"),
-    ("pred_err:median", "measure must be 'avg' or a percentile"),
-])
+@pytest.mark.parametrize(
+    "text, msg",
+    [
+        ("latency:avg", "unknown metric 'latency'"),
+        ("jct:p0", "percentile 0 outside (0, 100]"),
+        ("jct:p100.5", "percentile 100.5 outside (0, 100]"),
+        ("pred_err:median", "measure must be 'avg' or a percentile"),
+    ],
+)
 def test_objective_errors(text, msg):
     with pytest.raises(PreferenceError, match=msg.replace("(", r"\(").replace(")", r"\)")):
         Objective.parse(text)
@@ -48,11 +60,11 @@ def test_objective_values_match_summary(w100):
     cfg = pareto_config("0e4a51", 5)
     df = simulate(w100, wfq_policy(cfg), 64, predict=True)
     s = metrics.summary(df)
-    objs = parse_objectives(["jct:avg", "jct:p99", "pred_err:avg", "pred_err:p99",
-                             "unfairness:avg"])
+    objs = parse_objectives(["jct:avg", "jct:p99", "pred_err:avg", "pred_err:p99", "unfairness:avg"])
     got = evaluate_config(cfg, w100, objs)
-    np.testing.assert_array_equal(got, [s["avg_jct"], s["p99_jct"], s["avg_pred_error"],
-                                        s["p99_pred_error"], s["avg_unfairness"]])
+    np.testing.assert_array_equal(
+        got, [s["avg_jct"], s["p99_jct"], s["avg_pred_error"], s["p99_pred_error"], s["avg_unfairness"]]
+    )
 
 
 def test_heuristic_bounds_match_authors():
@@ -63,10 +75,12 @@ def test_heuristic_bounds_match_authors():
     np.testing.assert_array_equal(sp.xl, [0.001, -3.0, 0.0, 0.01])
     np.testing.assert_array_equal(sp.xu[1:], [3.0, 1.0, 0.9])
     # decoding the authors' member 5 variables gives the config behind Fig. 7's PCS-JCT
-    df = pd.read_csv(__import__("schedlab.data", fromlist=["require"]).require(
-        "pcs/pareto_search/wfq_pareto_fronts_workload2_2023-11.csv.gz"))
-    r = df[(df.file == "WFQ_trace_0e4a51_avg_pred_error_vs_avg_jct.pkl") &
-           (df.solution_idx == 5)].iloc[0]
+    df = pd.read_csv(
+        __import__("schedlab.data", fromlist=["require"]).require(
+            "pcs/pareto_search/wfq_pareto_fronts_workload2_2023-11.csv.gz"
+        )
+    )
+    r = df[(df.file == "WFQ_trace_0e4a51_avg_pred_error_vs_avg_jct.pkl") & (df.solution_idx == 5)].iloc[0]
     got = sp.decode([r.T_cov, r.W_decay, r.clip_demand_factor, r.delta])
     ref = pareto_config("0e4a51", 5)
     assert got.thresholds == ref.thresholds and got.rates == ref.rates
@@ -84,8 +98,9 @@ def test_raw_space_decoding(w100):
     c = sp.decode(x)
     sizes = np.asarray(sp.sizes)
     # duplicate 0.5 quantiles merge; a threshold must be int, > 0 and below the max size
-    exp = sorted({float(int(v)) for v in np.quantile(sizes, [0.0, 0.5, 0.9, 1.0])
-                  if 0 < int(v) < sizes.max()})
+    exp = sorted(
+        {float(int(v)) for v in np.quantile(sizes, [0.0, 0.5, 0.9, 1.0]) if 0 < int(v) < sizes.max()}
+    )
     assert c.thresholds[:-1] == tuple(exp) and c.thresholds[-1] == np.inf
     assert sum(c.rates) == 1 and (c.zeta_min, c.delta) == (0.3, 0.2)
 
@@ -96,8 +111,9 @@ def _dominated(F):
 
 @pytest.fixture(scope="module")
 def full_run(w100):
-    return pareto_search(w100, OBJ, budget=280, rng=np.random.default_rng(7),
-                         executor=Executor(workers=1), progress=False)
+    return pareto_search(
+        w100, OBJ, budget=280, rng=np.random.default_rng(7), executor=Executor(workers=1), progress=False
+    )
 
 
 def test_search_front_is_pareto_and_applies(full_run, w100):
@@ -108,8 +124,12 @@ def test_search_front_is_pareto_and_applies(full_run, w100):
     # every front point was evaluated, with exactly these objective values
     ev = f.evaluations
     for _, row in f.table.iterrows():
-        hit = ev[(ev["T"] == row["T"]) & (ev["W"] == row["W"]) &
-                 (ev["zeta_min"] == row["zeta_min"]) & (ev["delta"] == row["delta"])]
+        hit = ev[
+            (ev["T"] == row["T"])
+            & (ev["W"] == row["W"])
+            & (ev["zeta_min"] == row["zeta_min"])
+            & (ev["delta"] == row["delta"])
+        ]
         assert len(hit) >= 1 and (hit["jct_avg"] == row["jct_avg"]).all()
     # SetWFQConfig: the chosen config re-simulated gives its objective values
     df = simulate(w100, f.policy(0), 64, predict=True)
@@ -118,11 +138,11 @@ def test_search_front_is_pareto_and_applies(full_run, w100):
 
 
 def test_search_seeded(full_run, w100):
-    again = pareto_search(w100, OBJ, budget=280, rng=np.random.default_rng(7),
-                          executor=1, progress=False)  # a worker count: resolved
+    again = pareto_search(
+        w100, OBJ, budget=280, rng=np.random.default_rng(7), executor=1, progress=False
+    )  # a worker count: resolved
     pd.testing.assert_frame_equal(again.table, full_run.table)
-    other = pareto_search(w100, OBJ, budget=70, rng=np.random.default_rng(8),
-                          executor=1, progress=False)
+    other = pareto_search(w100, OBJ, budget=70, rng=np.random.default_rng(8), executor=1, progress=False)
     assert not other.evaluations["T"].head(70).equals(full_run.evaluations["T"].head(70))
 
 
@@ -147,29 +167,44 @@ def test_resume_after_interrupt_gives_same_front(full_run, w100, tmp_path):
             raise _Stop
 
     with pytest.raises(_Stop):
-        pareto_search(w100, OBJ, budget=280, rng=np.random.default_rng(7),
-                      executor=1, checkpoint_dir=tmp_path, progress=False,
-                      on_generation=stop_after_2)
+        pareto_search(
+            w100,
+            OBJ,
+            budget=280,
+            rng=np.random.default_rng(7),
+            executor=1,
+            checkpoint_dir=tmp_path,
+            progress=False,
+            on_generation=stop_after_2,
+        )
     ex = _Counting()
-    res = pareto_search(w100, OBJ, budget=280, executor=ex, checkpoint_dir=tmp_path,
-                        progress=False)
+    res = pareto_search(w100, OBJ, budget=280, executor=ex, checkpoint_dir=tmp_path, progress=False)
     assert ex.n == 105  # only the last generation was evaluated
     pd.testing.assert_frame_equal(res.table, full_run.table)
     pd.testing.assert_frame_equal(res.evaluations, full_run.evaluations)
     with pytest.raises(ValueError, match="checkpoint is for"):
-        pareto_search(w100, ["jct:avg", "pred_err:p99"], budget=280, executor=1,
-                      checkpoint_dir=tmp_path, progress=False)
+        pareto_search(
+            w100, ["jct:avg", "pred_err:p99"], budget=280, executor=1, checkpoint_dir=tmp_path, progress=False
+        )
 
 
 def test_two_local_workers_identical(full_run, w100):
-    par = pareto_search(w100, OBJ, budget=280, rng=np.random.default_rng(7),
-                        executor=Executor(workers=2), progress=False)
+    par = pareto_search(
+        w100, OBJ, budget=280, rng=np.random.default_rng(7), executor=Executor(workers=2), progress=False
+    )
     pd.testing.assert_frame_equal(par.table, full_run.table)
 
 
 def test_raw_space_search_runs(w100):
-    f = pareto_search(w100, ["jct:avg", "pred_err:p99"], budget=70, space="raw",
-                      rng=np.random.default_rng(0), executor=1, progress=False)
+    f = pareto_search(
+        w100,
+        ["jct:avg", "pred_err:p99"],
+        budget=70,
+        space="raw",
+        rng=np.random.default_rng(0),
+        executor=1,
+        progress=False,
+    )
     assert f.n_evaluations == 70 and len(f) >= 1
     F = f.table[["jct_avg", "pred_err_p99"]].to_numpy()
     assert not any(_dominated(F))
@@ -178,11 +213,14 @@ def test_raw_space_search_runs(w100):
 def test_dask_two_workers_identical(full_run, w100):
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
         # a Client is resolved to a Dask executor (schedlab.parallel.resolve)
-        res = pareto_search(w100, OBJ, budget=280, rng=np.random.default_rng(7),
-                            executor=client, progress=False)
+        res = pareto_search(
+            w100, OBJ, budget=280, rng=np.random.default_rng(7), executor=client, progress=False
+        )
     pd.testing.assert_frame_equal(res.table, full_run.table)
 
 
@@ -194,20 +232,34 @@ def test_cli_pareto(tmp_path):
 
     trace = str(data.require("pcs/workload2_philly_traces/trace_0e4a51.csv.gz"))
     out = tmp_path / "front.csv"
-    args = ["pcs", "pareto", "--trace", trace, "--objectives", "jct:avg", "pred_err:avg",
-            "--budget", "70", "--num-jobs", "100", "--workers", "1", "--resume",
-            str(tmp_path / "ck"), "--out", str(out)]
+    args = [
+        "pcs",
+        "pareto",
+        "--trace",
+        trace,
+        "--objectives",
+        "jct:avg",
+        "pred_err:avg",
+        "--budget",
+        "70",
+        "--num-jobs",
+        "100",
+        "--workers",
+        "1",
+        "--resume",
+        str(tmp_path / "ck"),
+        "--out",
+        str(out),
+    ]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
     df = pd.read_csv(out)
     assert {"T", "W", "zeta_min", "delta", "jct_avg", "pred_err_avg"} <= set(df.columns)
     assert (tmp_path / "ck" / "checkpoint.pkl").exists()
     w = trace_0e4a51(100)
-    f = pareto_search(w, OBJ, budget=70, rng=np.random.default_rng(0),
-                      executor=1, progress=False)
+    f = pareto_search(w, OBJ, budget=70, rng=np.random.default_rng(0), executor=1, progress=False)
     np.testing.assert_array_equal(df["jct_avg"].to_numpy(), f.table["jct_avg"].to_numpy())
-    bad = CliRunner().invoke(main, args[:5] + ["unfairness:p101", "--out",
-                                               str(tmp_path / "x.csv")])
+    bad = CliRunner().invoke(main, args[:5] + ["unfairness:p101", "--out", str(tmp_path / "x.csv")])
     assert bad.exit_code != 0 and "percentile 101 outside (0, 100]" in bad.output
     assert not (tmp_path / "x.csv").exists()
 
@@ -238,8 +290,9 @@ def test_coverage_and_gap_closed_forms():
     assert coverage(found, ref, 0.05) == pytest.approx(2 / 3)
     assert coverage(found, ref, 0.03) == pytest.approx(1 / 3)
     assert coverage(np.empty((0, 2)), ref) == 0.0
-    np.testing.assert_allclose(front_gap(np.array([[6.0, 5.0], [4.0, 4.0], [0.0, 12.0]]), ref),
-                               [0.1, 0.0, 0.2])
+    np.testing.assert_allclose(
+        front_gap(np.array([[6.0, 5.0], [4.0, 4.0], [0.0, 12.0]]), ref), [0.1, 0.0, 0.2]
+    )
     F = np.array([[3.0, 3.0], [1.0, 5.0], [np.inf, np.inf], [2.0, 2.0], [0.5, 9.0]])
     assert archive_front(F, 2).tolist() == [[3.0, 3.0], [1.0, 5.0]]
     assert archive_front(F, 5).tolist() == [[1.0, 5.0], [2.0, 2.0], [0.5, 9.0]]

@@ -51,7 +51,9 @@ def test_fig7_jct_table_reuses_predicted_runs_and_checks_the_smallest(w120, monk
     assert ran == [["b", "c"]]  # "a" comes from the predicted runs; "b" is the smaller check
     pd.testing.assert_frame_equal(got, full, check_exact=True)
     # a schedule that changed under prediction is caught on the checked trace
-    tampered = predicted.assign(avg_jct=np.where(predicted.trace == "b", predicted.avg_jct + 1, predicted.avg_jct))
+    tampered = predicted.assign(
+        avg_jct=np.where(predicted.trace == "b", predicted.avg_jct + 1, predicted.avg_jct)
+    )
     with pytest.raises(RuntimeError, match="trace b"):
         X.fig7_jct_table(tampered, workloads, FIG7[:4], 16)
 
@@ -61,8 +63,14 @@ def test_run_many_seeds_each_task(w120):
     runs = X.run_many(w120, pols, 16, p_error=20, seed=5, executor=2)
     assert list(runs) == ["FIFO", "PCS-JCT"]
     for lab, df in runs.items():
-        ref = simulate(w120, X.policy_set([lab], "0e4a51")[lab], 16, predict=True, p_error=20,
-                       rng=np.random.default_rng(5))
+        ref = simulate(
+            w120,
+            X.policy_set([lab], "0e4a51")[lab],
+            16,
+            predict=True,
+            p_error=20,
+            rng=np.random.default_rng(5),
+        )
         pd.testing.assert_frame_equal(df, ref, check_exact=True)
 
 
@@ -86,8 +94,7 @@ def test_fig9c_reuses_a_longer_search_with_the_same_identity(monkeypatch):
 
     w = trace_0e4a51(40)
     objs = pareto.parse_objectives(["jct:avg", "pred_err:avg"])
-    b9, fronts = X.fig9b_searches(w, [(40, 64, 175), (30, 64, 175)], objs, executor=1,
-                                  return_fronts=True)
+    b9, fronts = X.fig9b_searches(w, [(40, 64, 175), (30, 64, 175)], objs, executor=1, return_fronts=True)
     assert list(b9.evaluations) == [175, 175]
     plain = X.fig9c_coverage(w, objs, [70], [0, 1], 0.05, executor=1)
     runs = []

@@ -33,13 +33,16 @@ def test_wfq_config_normalises_weights_as_exact_fractions():
     assert E.wfq_config([100.0, 1e4], [20, 10, 10]).rates == c.rates
 
 
-@pytest.mark.parametrize("thresholds, weights, error, words", [
-    ([5.0, 5.0], [1, 1, 1], ConfigError, "strictly increasing"),
-    ([5.0], [1, 1, 1], ValueError, "need 2 thresholds"),
-    ([5.0], [1, 0], ValueError, "positive"),
-    ([5.0], [1, 1e-6], ValueError, "rounds to 0"),
-    ([], [], ValueError, "at least one"),
-])
+@pytest.mark.parametrize(
+    "thresholds, weights, error, words",
+    [
+        ([5.0, 5.0], [1, 1, 1], ConfigError, "strictly increasing"),
+        ([5.0], [1, 1, 1], ValueError, "need 2 thresholds"),
+        ([5.0], [1, 0], ValueError, "positive"),
+        ([5.0], [1, 1e-6], ValueError, "rounds to 0"),
+        ([], [], ValueError, "at least one"),
+    ],
+)
 def test_wfq_config_refuses_bad_sliders(thresholds, weights, error, words):
     with pytest.raises(error, match=words):
         E.wfq_config(thresholds, weights)
@@ -92,8 +95,15 @@ def test_stored_front_reads_the_fig3_stage_output_or_says_why_not(tmp_path, w300
     assert front is None and "pcs_fig3" in note
     out = tmp_path / "results/pcs"
     out.mkdir(parents=True)
-    pd.DataFrame({"jct_avg": [1.0, 2.0], "pred_err_avg": [5.0, 0.0], "trace": ["0e4a51"] * 2,
-                  "jobs": [E.NUM_JOBS] * 2, "evaluations": [280] * 2}).to_csv(out / "fig3_front.csv", index=False)
+    pd.DataFrame(
+        {
+            "jct_avg": [1.0, 2.0],
+            "pred_err_avg": [5.0, 0.0],
+            "trace": ["0e4a51"] * 2,
+            "jobs": [E.NUM_JOBS] * 2,
+            "evaluations": [280] * 2,
+        }
+    ).to_csv(out / "fig3_front.csv", index=False)
     front, note = E.stored_front(root=tmp_path)
     assert front.avg_jct_s.tolist() == [1.0, 2.0] and "2 configurations" in note
     front, note = E.stored_front(num_jobs=2001, root=tmp_path)
@@ -101,8 +111,14 @@ def test_stored_front_reads_the_fig3_stage_output_or_says_why_not(tmp_path, w300
 
 
 def test_explorer_update_plot_and_png(w300, tmp_path):
-    refs = pd.DataFrame({"policy": ["FIFO", "Tiresias"], "avg_jct_s": [4.9e5, 3.5e5],
-                         "avg_pred_error": [0.0, 23.3], "p99_pred_error": [0.0, 132.0]})
+    refs = pd.DataFrame(
+        {
+            "policy": ["FIFO", "Tiresias"],
+            "avg_jct_s": [4.9e5, 3.5e5],
+            "avg_pred_error": [0.0, 23.3],
+            "p99_pred_error": [0.0, 132.0],
+        }
+    )
     e = E.Explorer(w300, refs, None, "no front")
     p1 = e.update([529.0], [0.9, 0.1])
     p2 = e.update([529.0], [0.5, 0.5])
@@ -123,8 +139,15 @@ def test_reference_points_are_the_fig3_baselines(w300):
 def test_fig7_marks_paper_profile_traces_and_draws_the_paper_values():
     from schedlab.pcs import plots
 
-    ours = pd.DataFrame({"trace": ["0e4a51", "0e4a51"], "policy": ["AFS", "FIFO"], "norm_avg_jct": [1.0, 9.3],
-                         "avg_pred_error": [25.6, 0.0], "p99_pred_error": [239.8, 0.0]})
+    ours = pd.DataFrame(
+        {
+            "trace": ["0e4a51", "0e4a51"],
+            "policy": ["AFS", "FIFO"],
+            "norm_avg_jct": [1.0, 9.3],
+            "avg_pred_error": [25.6, 0.0],
+            "p99_pred_error": [239.8, 0.0],
+        }
+    )
     paper = {"fig7.0e4a51.FIFO.norm_avg_jct": 9.301, "fig7.b436b2.AFS.norm_avg_jct": 1.0}
     fig = plots.fig7(ours, paper, traces=("0e4a51", "b436b2"), policies=("AFS", "FIFO"))
     a, b, c = fig.axes
@@ -139,8 +162,12 @@ def test_fig7_marks_paper_profile_traces_and_draws_the_paper_values():
 def test_fig8b_names_policies_in_a_legend_outside_the_axes():
     from schedlab.pcs import plots
 
-    ours = pd.DataFrame({"policy": ["AFS", "Tiresias"], "norm_avg_jct": [1.07, 1.05], "p99_pred_error": [336.0, 343.2]})
-    fig = plots.fig8b(ours, {"fig8b.simulated.AFS.norm_avg_jct": 1.058, "fig8b.simulated.AFS.p99_pred_error": 328.8})
+    ours = pd.DataFrame(
+        {"policy": ["AFS", "Tiresias"], "norm_avg_jct": [1.07, 1.05], "p99_pred_error": [336.0, 343.2]}
+    )
+    fig = plots.fig8b(
+        ours, {"fig8b.simulated.AFS.norm_avg_jct": 1.058, "fig8b.simulated.AFS.p99_pred_error": 328.8}
+    )
     ax = fig.axes[0]
     assert len(ax.texts) == 0  # no labels on the points: they overlapped
     legend = ax.get_legend()

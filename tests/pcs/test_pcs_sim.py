@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from schedlab.pcs import Workload, load_config, make_policy, simulate
+from schedlab.pcs import Workload, make_policy, simulate
 from schedlab.pcs import sim as S
 from schedlab.pcs.artifacts import run_config
 from schedlab.pcs.configs import WFQConfig
@@ -43,8 +43,14 @@ def test_srsf_preempts_and_las_shares():
 
 
 def test_fractional_wfq_closed_form():
-    cfg = WFQConfig.from_dict({"class_thresholds": [5, "inf"], "class_rates": ["3/4", "1/4"],
-                               "clip_demand_factor": 0.0, "delta": 0.1})
+    cfg = WFQConfig.from_dict(
+        {
+            "class_thresholds": [5, "inf"],
+            "class_rates": ["3/4", "1/4"],
+            "clip_demand_factor": 0.0,
+            "delta": 0.1,
+        }
+    )
     w = Workload.from_arrays(submit_s=[0, 0], service=[4.0, 40.0], demand=[4, 4])
     out = simulate(w, make_policy("PCS", cfg), gpus=4, predict=True)
     # class 0 gets 3 GPUs (job 0: 4/3 s), class 1 gets 1, then 4 GPUs: 40 - 4/3 left at 4/s
@@ -78,10 +84,10 @@ def test_fast_engine_equals_reference(name):
 @pytest.mark.parametrize("name", ["SRSF", "PCS_jct"])
 def test_engines_agree_with_job_size_error(name):
     w = trace_0e4a51(120)
-    a = simulate(w, _policy(name), 64, predict=True, p_error=20,
-                 rng=np.random.default_rng(3), engine="reference")
-    b = simulate(w, _policy(name), 64, predict=True, p_error=20,
-                 rng=np.random.default_rng(3), engine="fast")
+    a = simulate(
+        w, _policy(name), 64, predict=True, p_error=20, rng=np.random.default_rng(3), engine="reference"
+    )
+    b = simulate(w, _policy(name), 64, predict=True, p_error=20, rng=np.random.default_rng(3), engine="fast")
     pd.testing.assert_frame_equal(a, b, check_exact=True)
     c = simulate(w, _policy(name), 64, predict=True)
     assert not np.array_equal(a.estimated_end_time, c.estimated_end_time)
@@ -113,8 +119,9 @@ def test_early_stopping_replay_equals_full_snapshot(name):
         return got
 
     plain = simulate(trace_0e4a51(60), _policy(name), 16, predict=True, engine="reference")
-    hooked = simulate(trace_0e4a51(60), _policy(name), 16, predict=True, engine="reference",
-                      hooks=S.Hooks(replay=checked))
+    hooked = simulate(
+        trace_0e4a51(60), _policy(name), 16, predict=True, engine="reference", hooks=S.Hooks(replay=checked)
+    )
     assert len(calls) == 60 and all(calls)
     pd.testing.assert_frame_equal(hooked, plain, check_exact=True)
 
@@ -128,8 +135,9 @@ def test_next_end_hook_reaches_main_loop_and_default_replay():
         return S.next_end(world, t_us)
 
     plain = simulate(w, make_policy("SRSF"), 16, predict=True, engine="reference")
-    hooked = simulate(w, make_policy("SRSF"), 16, predict=True, engine="reference",
-                      hooks=S.Hooks(next_end=counted))
+    hooked = simulate(
+        w, make_policy("SRSF"), 16, predict=True, engine="reference", hooks=S.Hooks(next_end=counted)
+    )
     pd.testing.assert_frame_equal(hooked, plain, check_exact=True)
     assert calls["n"] > 2 * len(w)  # every main-loop event and every replay event
     with pytest.raises(ValueError, match="engine='reference'"):
@@ -165,8 +173,12 @@ def test_exact_class_allocation_equals_fraction_rounds():
     from schedlab.pcs.fairshare import integer_weights
 
     rng = np.random.default_rng(0)
-    for num, den in [([313, 19, 1], [333, 333, 333]), ([19, 6, 1], [20, 125, 500]),
-                     ([427, 73], [500, 500]), ([1, 1, 1, 1], [2, 4, 8, 8])]:
+    for num, den in [
+        ([313, 19, 1], [333, 333, 333]),
+        ([19, 6, 1], [20, 125, 500]),
+        ([427, 73], [500, 500]),
+        ([1, 1, 1, 1], [2, 4, 8, 8]),
+    ]:
         num, den = np.array(num), np.array(den)
         P, L = integer_weights(num, den)
         for _ in range(300):
@@ -182,8 +194,7 @@ def test_fig1_toy_matches_paper_table():
     from schedlab.pcs import metrics
     from schedlab.pcs.policies import Themis
 
-    w = Workload.from_arrays(submit_s=[0, 0, 1, 10], service=[10.0, 8.0, 1.0, 8.0],
-                             demand=[1, 1, 1, 1])
+    w = Workload.from_arrays(submit_s=[0, 0, 1, 10], service=[10.0, 8.0, 1.0, 8.0], demand=[1, 1, 1, 1])
     t = simulate(w, make_policy("SRSF"), 1, predict=True)
     f = simulate(w, make_policy("FIFO"), 1, predict=True)
     th = simulate(w, Themis(1.0), 1, predict=True)
@@ -199,8 +210,7 @@ def test_p_error_without_prediction_is_refused():
         simulate(w, make_policy("FIFO"), 1, p_error=10, rng=np.random.default_rng(0))
 
 
-@pytest.mark.parametrize("opts", [dict(valuation="linear"),
-                                  dict(replay_size="true", replay_leases=False)])
+@pytest.mark.parametrize("opts", [dict(valuation="linear"), dict(replay_size="true", replay_leases=False)])
 def test_themis_variants_engines_agree(opts):
     from schedlab.pcs.policies import Themis
 

@@ -1,5 +1,5 @@
 """Picking PCS-JCT / PCS-bal / PCS-pred from a front, and resuming a finished search with a
-larger budget (issue 16 item 6)."""
+larger budget."""
 
 from __future__ import annotations
 
@@ -40,12 +40,15 @@ def test_pick_ties_and_repeated_metrics():
     assert pick(same, "jct") == 0 and pick(same, "bal") == 0
 
 
-@pytest.mark.parametrize("table,preference,message", [
-    (_front([1.0], [1.0]), "latency", "unknown preference 'latency'"),
-    (_front([1.0], [1.0]), "unfairness", "the front has no unfairness objective"),
-    (pd.DataFrame({"jct_avg": [1.0]}), "jct", "at least two objective columns"),
-    (_front([], []), "jct", "empty front"),
-])
+@pytest.mark.parametrize(
+    "table,preference,message",
+    [
+        (_front([1.0], [1.0]), "latency", "unknown preference 'latency'"),
+        (_front([1.0], [1.0]), "unfairness", "the front has no unfairness objective"),
+        (pd.DataFrame({"jct_avg": [1.0]}), "jct", "at least two objective columns"),
+        (_front([], []), "jct", "empty front"),
+    ],
+)
 def test_pick_errors(table, preference, message):
     with pytest.raises(PreferenceError, match=message):
         pick(table, preference)
@@ -54,8 +57,7 @@ def test_pick_errors(table, preference, message):
 def test_pick_on_the_authors_stored_front():
     # the rule's picks on their 0e4a51 search (70 members flagged non-dominated); their own
     # hand picks for Fig. 7 were #5 (PCS-JCT) and #6 (PCS-bal), see pick's docstring
-    df = pd.read_csv(data.require(
-        "pcs/pareto_search/wfq_pareto_fronts_workload2_2023-11.csv.gz"))
+    df = pd.read_csv(data.require("pcs/pareto_search/wfq_pareto_fronts_workload2_2023-11.csv.gz"))
     t = df[df.file.str.contains("0e4a51") & (df.nondominated == 1)].reset_index(drop=True)
     t = t.rename(columns={"avg_jct": "jct_avg", "avg_pred_error": "pred_err_avg"})
     got = {p: int(t.solution_idx[pick(t, p)]) for p in ("PCS-JCT", "PCS-bal", "PCS-pred")}
@@ -68,16 +70,22 @@ def w60():
 
 
 def test_finished_search_resumes_with_a_larger_budget(w60, tmp_path):
-    small = pareto_search(w60, OBJ, budget=70, rng=np.random.default_rng(11), executor=1,
-                          checkpoint_dir=tmp_path, progress=False)
+    small = pareto_search(
+        w60,
+        OBJ,
+        budget=70,
+        rng=np.random.default_rng(11),
+        executor=1,
+        checkpoint_dir=tmp_path,
+        progress=False,
+    )
     assert small.n_evaluations == 70
-    again = pareto_search(w60, OBJ, budget=70, executor=1, checkpoint_dir=tmp_path,
-                          progress=False)  # the finished search, unchanged
+    again = pareto_search(
+        w60, OBJ, budget=70, executor=1, checkpoint_dir=tmp_path, progress=False
+    )  # the finished search, unchanged
     pd.testing.assert_frame_equal(again.table, small.table)
-    more = pareto_search(w60, OBJ, budget=175, executor=1, checkpoint_dir=tmp_path,
-                         progress=False)
-    fresh = pareto_search(w60, OBJ, budget=175, rng=np.random.default_rng(11), executor=1,
-                          progress=False)
+    more = pareto_search(w60, OBJ, budget=175, executor=1, checkpoint_dir=tmp_path, progress=False)
+    fresh = pareto_search(w60, OBJ, budget=175, rng=np.random.default_rng(11), executor=1, progress=False)
     assert more.n_evaluations == fresh.n_evaluations == 175
     pd.testing.assert_frame_equal(more.evaluations, fresh.evaluations)
     pd.testing.assert_frame_equal(more.table, fresh.table)
@@ -91,8 +99,21 @@ def test_cli_pareto_pick_and_pick_command(tmp_path):
 
     trace = write_trace(trace_0e4a51(60), tmp_path / "t.csv")
     out, cfg = tmp_path / "front.csv", tmp_path / "bal.json"
-    base = ["pcs", "pareto", "--trace", str(trace), "--objectives", "jct:avg", "pred_err:avg",
-            "--budget", "70", "--workers", "1", "--out", str(out)]
+    base = [
+        "pcs",
+        "pareto",
+        "--trace",
+        str(trace),
+        "--objectives",
+        "jct:avg",
+        "pred_err:avg",
+        "--budget",
+        "70",
+        "--workers",
+        "1",
+        "--out",
+        str(out),
+    ]
     r = CliRunner().invoke(main, base + ["--pick", "PCS-bal", "--pick-out", str(cfg)])
     assert r.exit_code == 0, r.output
     front = pd.read_csv(out)

@@ -22,8 +22,7 @@ def test_fifo_window_replay_equals_generic_replay(queued, p_error):
     err = None if p_error is None else 1.0 + np.random.default_rng(3).uniform(-0.2, 0.2, n)
     mask = np.ones(n, dtype=np.uint8)
     fast, events = S._simulate_fast(queued, make_policy("FIFO"), 64, mask, err, fifo_window=True)
-    generic, events_generic = S._simulate_fast(queued, make_policy("FIFO"), 64, mask, err,
-                                               fifo_window=False)
+    generic, events_generic = S._simulate_fast(queued, make_policy("FIFO"), 64, mask, err, fifo_window=False)
     assert events == events_generic  # the same replay events, counted either way
     assert (fast.estimated_end_time > fast.submit_time).all()
     # queues long enough that the window matters: some job waited behind > 100 others
@@ -34,10 +33,12 @@ def test_fifo_window_replay_equals_generic_replay(queued, p_error):
 def test_predicted_subset_equals_full_prediction_on_its_jobs(queued):
     pol = "SRSF"
     full = simulate(queued, make_policy(pol), 64, predict=True)
-    part = simulate(queued, make_policy(pol), 64, predict=True, predict_sample=300,
-                    rng=np.random.default_rng(7))
-    again = simulate(queued, make_policy(pol), 64, predict=True, predict_sample=300,
-                     rng=np.random.default_rng(7))
+    part = simulate(
+        queued, make_policy(pol), 64, predict=True, predict_sample=300, rng=np.random.default_rng(7)
+    )
+    again = simulate(
+        queued, make_policy(pol), 64, predict=True, predict_sample=300, rng=np.random.default_rng(7)
+    )
     picked = part.estimated_end_time != -1
     # a prediction is a side-effect-free replay: the subset's values are the full run's
     assert part.equals(again)
@@ -50,8 +51,9 @@ def test_predicted_subset_equals_full_prediction_on_its_jobs(queued):
 
 
 def test_predicted_subset_engines_agree():
-    w = Workload.from_arrays(submit_s=np.arange(40) * 3, service=np.linspace(5, 200, 40),
-                             demand=np.tile([1, 2, 4, 3], 10))
+    w = Workload.from_arrays(
+        submit_s=np.arange(40) * 3, service=np.linspace(5, 200, 40), demand=np.tile([1, 2, 4, 3], 10)
+    )
     kw = dict(predict=True, predict_sample=15)
     fast = simulate(w, make_policy("LAS"), 4, rng=np.random.default_rng(1), **kw)
     ref = simulate(w, make_policy("LAS"), 4, rng=np.random.default_rng(1), engine="reference", **kw)
@@ -62,16 +64,23 @@ def test_predicted_subset_engines_agree():
 def test_subset_at_least_the_trace_predicts_every_arrival(queued):
     head = queued.head(200)
     every = simulate(head, make_policy("FIFO"), 64, predict=True)
-    capped = simulate(head, make_policy("FIFO"), 64, predict=True, predict_sample=5000,
-                      rng=np.random.default_rng(0))
+    capped = simulate(
+        head, make_policy("FIFO"), 64, predict=True, predict_sample=5000, rng=np.random.default_rng(0)
+    )
     assert capped.equals(every)
 
 
-@pytest.mark.parametrize("kw, message", [
-    (dict(predict=True, predict_sample=10), "needs an explicit numpy.random.Generator"),
-    (dict(predict=False, predict_sample=10, rng=np.random.default_rng(0)), "only applies with predict=True"),
-    (dict(predict=True, predict_sample=0, rng=np.random.default_rng(0)), "expected a positive number"),
-])
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        (dict(predict=True, predict_sample=10), "needs an explicit numpy.random.Generator"),
+        (
+            dict(predict=False, predict_sample=10, rng=np.random.default_rng(0)),
+            "only applies with predict=True",
+        ),
+        (dict(predict=True, predict_sample=0, rng=np.random.default_rng(0)), "expected a positive number"),
+    ],
+)
 def test_bad_predict_sample_is_refused(kw, message):
     w = Workload.from_arrays(submit_s=[0, 1], service=[1.0, 2.0], demand=[1, 1])
     with pytest.raises(ValueError, match=message):
@@ -86,12 +95,33 @@ def test_cli_predict_sample_equals_the_library(tmp_path):
 
     path = data.require("pcs/workload2_philly_traces/trace_2869ce.csv.gz")
     out = tmp_path / "jobs.csv"
-    r = CliRunner().invoke(main, ["pcs", "simulate", "--trace", str(path), "--policy", "SRSF",
-                                  "--predict", "--predict-sample", "300", "--seed", "5",
-                                  "--out", str(out)])
+    r = CliRunner().invoke(
+        main,
+        [
+            "pcs",
+            "simulate",
+            "--trace",
+            str(path),
+            "--policy",
+            "SRSF",
+            "--predict",
+            "--predict-sample",
+            "300",
+            "--seed",
+            "5",
+            "--out",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
-    lib = simulate(load_trace(path), make_policy("SRSF"), 64, predict=True, predict_sample=300,
-                   rng=np.random.default_rng(5))
+    lib = simulate(
+        load_trace(path),
+        make_policy("SRSF"),
+        64,
+        predict=True,
+        predict_sample=300,
+        rng=np.random.default_rng(5),
+    )
     got = pd.read_csv(out)
     assert ((got.estimated_end_time == -1) == (lib.estimated_end_time == -1)).all()
     assert np.allclose(got.estimated_end_time, lib.estimated_end_time, rtol=0, atol=1e-9)
@@ -104,9 +134,12 @@ def test_themis_sort_equals_a_stable_mergesort(case):
 
     rng = np.random.default_rng(11)
     n = 300
-    keys = {"random": rng.normal(size=n), "ties": rng.integers(0, 5, n).astype(float),
-            "nearly_sorted": np.sort(rng.normal(size=n))[::-1] + rng.normal(scale=1e-3, size=n),
-            "nan": np.where(rng.random(n) < 0.05, np.nan, rng.normal(size=n))}[case]
+    keys = {
+        "random": rng.normal(size=n),
+        "ties": rng.integers(0, 5, n).astype(float),
+        "nearly_sorted": np.sort(rng.normal(size=n))[::-1] + rng.normal(scale=1e-3, size=n),
+        "nan": np.where(rng.random(n) < 0.05, np.nan, rng.normal(size=n)),
+    }[case]
     lo = 7
     pool = rng.permutation(n).astype(np.int64)
     act = np.arange(n, dtype=np.int64)

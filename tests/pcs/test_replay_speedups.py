@@ -55,7 +55,7 @@ def test_hinted_first_sort_is_the_stable_sort_of_positions(case, start, seed):
     # without the jobs that are new since
     older = rng.permutation(n) if start == "random" else _near_order(rng, keys_by_pos)
     prev = act[older[older < n - (20 if start == "random" else 2)]]
-    hint[0, :len(prev)] = prev
+    hint[0, : len(prev)] = prev
     hint[0, 1000] = len(prev)
     pool = np.empty(n, dtype=np.int64)
     _hinted_pool(act, n, hint, pool)
@@ -166,8 +166,7 @@ def test_resumed_afs_tournament_equals_the_reference_policy(seed):
     act = rng.permutation(n).astype(np.int64)
     out = np.zeros(n)
     _afs(act, n, F, I, rows, gpus, out)
-    world = SimpleNamespace(act=lambda: act, rows=rows, demand=I[E.DEM], est_rem=F[E.EREM],
-                            gpus=gpus)
+    world = SimpleNamespace(act=lambda: act, rows=rows, demand=I[E.DEM], est_rem=F[E.EREM], gpus=gpus)
     want = AFS().allocate(world)
     np.testing.assert_array_equal(out, want)
     assert out.sum() == min(gpus, I[E.DEM].sum())

@@ -1,4 +1,4 @@
-"""A user's own policy (issue 16 item 6): the example, loading by name, the engine choice,
+"""A user's own policy: the example, loading by name, the engine choice,
 and the library's validation of p_error and the Themis lease."""
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ def test_auto_engine_runs_a_user_policy_with_one_notice(caplog):
     with caplog.at_level(logging.WARNING, logger="schedlab.pcs"):
         auto = simulate(w, ShortestRemainingTimeFirst(), 64, predict=True)
     notes = [r.getMessage() for r in caplog.records]
-    assert notes == ["policy 'SRTF' (ShortestRemainingTimeFirst) has no compiled kernel: "
-                     "running on the reference engine"]
+    assert notes == [
+        "policy 'SRTF' (ShortestRemainingTimeFirst) has no compiled kernel: running on the reference engine"
+    ]
     ref = simulate(w, ShortestRemainingTimeFirst(), 64, predict=True, engine="reference")
     pd.testing.assert_frame_equal(auto, ref, check_exact=True)
     with pytest.raises(NoKernelError, match="policy 'SRTF'"):
@@ -60,7 +61,10 @@ def _user_module(tmp_path, monkeypatch, body: str) -> str:
 
 
 def test_load_policy_from_a_user_module(tmp_path, monkeypatch):
-    mod = _user_module(tmp_path, monkeypatch, """
+    mod = _user_module(
+        tmp_path,
+        monkeypatch,
+        """
         import numpy as np
         from schedlab.pcs.policies import Policy
 
@@ -79,7 +83,8 @@ def test_load_policy_from_a_user_module(tmp_path, monkeypatch):
                 self.k = k
 
         not_a_policy = 3
-    """)
+    """,
+    )
     pol = make_policy(f"{mod}:LargestDemandFirst")
     assert pol.name == "LDF"
     w = Workload.from_arrays(submit_s=[0, 0], service=[2.0, 8.0], demand=[1, 2])
@@ -101,17 +106,40 @@ def test_cli_runs_the_example_policy(tmp_path):
     w = generate("gavel", 80, authors_rng(6), load=1.2)
     trace = write_trace(w, tmp_path / "t.csv")
     out = tmp_path / "srtf.csv"
-    r = CliRunner().invoke(main, ["pcs", "simulate", "--trace", str(trace), "--policy",
-                                  "schedlab.pcs.examples:ShortestRemainingTimeFirst", "--predict",
-                                  "--out", str(out)])
+    r = CliRunner().invoke(
+        main,
+        [
+            "pcs",
+            "simulate",
+            "--trace",
+            str(trace),
+            "--policy",
+            "schedlab.pcs.examples:ShortestRemainingTimeFirst",
+            "--predict",
+            "--out",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     notice = [ln for ln in r.output.splitlines() if "reference engine" in ln]
-    assert notice == ["policy 'SRTF' (ShortestRemainingTimeFirst) has no compiled kernel: "
-                      "running on the reference engine"]
+    assert notice == [
+        "policy 'SRTF' (ShortestRemainingTimeFirst) has no compiled kernel: running on the reference engine"
+    ]
     lib = simulate(w, ShortestRemainingTimeFirst(), 64, predict=True)
     pd.testing.assert_frame_equal(pd.read_csv(out), lib, check_dtype=False, check_exact=True)
-    r = CliRunner().invoke(main, ["pcs", "simulate", "--trace", str(trace), "--policy",
-                                  "schedlab.pcs.examples:Nope", "--out", str(out)])
+    r = CliRunner().invoke(
+        main,
+        [
+            "pcs",
+            "simulate",
+            "--trace",
+            str(trace),
+            "--policy",
+            "schedlab.pcs.examples:Nope",
+            "--out",
+            str(out),
+        ],
+    )
     assert r.exit_code != 0 and "has no 'Nope'" in r.output
 
 
@@ -119,8 +147,7 @@ def test_cli_runs_the_example_policy(tmp_path):
 def test_library_refuses_p_error_outside_0_100(p_error):
     w = Workload.from_arrays(submit_s=[0], service=[4.0], demand=[1])
     with pytest.raises(ValueError, match=r"p_error = .*0 <= p_error < 100"):
-        simulate(w, make_policy("FIFO"), 1, predict=True, p_error=p_error,
-                 rng=np.random.default_rng(0))
+        simulate(w, make_policy("FIFO"), 1, predict=True, p_error=p_error, rng=np.random.default_rng(0))
 
 
 @pytest.mark.parametrize("lease", [0, -5.0, float("inf"), float("nan"), 1e-7, "600"])

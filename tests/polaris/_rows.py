@@ -12,9 +12,15 @@ def profile_meta(n: int = 300, seed: int = 1, first_index: int = 0) -> tuple[pd.
     ``first_index``: the rows' index starts there (validation rows keep their sample's index)."""
     rng = np.random.default_rng(seed)
     prof = rng.integers(0, 3, n)
-    meta = pd.DataFrame({"job_name": rng.choice(["a", "b", "c", "d"], n), "user": np.array(["u0", "u1", "u2"])[prof],
-                         "task_name": rng.choice(["ps", "worker"], n), "group": "g",
-                         "workload": np.where(rng.random(n) < .8, np.array(["bert", "ctr", "rl"])[prof], "ctr")})
+    meta = pd.DataFrame(
+        {
+            "job_name": rng.choice(["a", "b", "c", "d"], n),
+            "user": np.array(["u0", "u1", "u2"])[prof],
+            "task_name": rng.choice(["ps", "worker"], n),
+            "group": "g",
+            "workload": np.where(rng.random(n) < 0.8, np.array(["bert", "ctr", "rl"])[prof], "ctr"),
+        }
+    )
     meta.index = pd.RangeIndex(first_index, first_index + n)
     return meta, prof
 

@@ -15,11 +15,14 @@ def _nothing_written(d):
     assert not [p for p in d.rglob("*.parquet*")], list(d.rglob("*"))
 
 
-@pytest.mark.parametrize("bad_line, where", [
-    ("d,e,f,Failed,1,2,EXTRA\n", "line 4: 7 fields, expected 6"),
-    ("d,e,f,Failed,1\n", "line 4: 5 fields, expected 6"),
-    ("d,e,f,Failed,soon,2\n", "line 4, field start_time: 'soon' is not a number"),
-])
+@pytest.mark.parametrize(
+    "bad_line, where",
+    [
+        ("d,e,f,Failed,1,2,EXTRA\n", "line 4: 7 fields, expected 6"),
+        ("d,e,f,Failed,1\n", "line 4: 5 fields, expected 6"),
+        ("d,e,f,Failed,soon,2\n", "line 4, field start_time: 'soon' is not a number"),
+    ],
+)
 def test_bad_row_names_file_line_and_field(tmp_path, bad_line, where):
     arch = tmp_path / "pai_job_table.tar.gz"
     write_tar(arch, "pai_job_table.csv", JOB_ROW * 3 + bad_line + JOB_ROW * 2)
@@ -40,7 +43,9 @@ def test_wrong_member_and_empty_csv(tmp_path):
         ingest.archive_to_parquet(arch, "pai_job_table", tmp_path / "j.parquet", progress=False)
     (tmp_path / "plain.tar.gz").write_bytes(b"not a gzip stream at all")
     with pytest.raises(ingest.TraceFormatError, match="not a complete gzip tar"):
-        ingest.archive_to_parquet(tmp_path / "plain.tar.gz", "pai_job_table", tmp_path / "j.parquet", progress=False)
+        ingest.archive_to_parquet(
+            tmp_path / "plain.tar.gz", "pai_job_table", tmp_path / "j.parquet", progress=False
+        )
     _nothing_written(tmp_path)
 
 
@@ -62,8 +67,9 @@ def test_truncated_archive_in_a_trace_dir(tmp_path, small_trace):
 def test_checksums_checked_before_anything_is_converted(tmp_path, small_trace):
     trace, _ = small_trace
     with pytest.raises(ingest.TraceFormatError, match="pai_sensor_table.tar.gz: checksum mismatch"):
-        ingest.ingest_archives(trace, tmp_path / "work", progress=False,
-                               checksums={"pai_sensor_table": "0" * 64})
+        ingest.ingest_archives(
+            trace, tmp_path / "work", progress=False, checksums={"pai_sensor_table": "0" * 64}
+        )
     assert not (tmp_path / "work").exists() or not list((tmp_path / "work").iterdir())
 
 
@@ -84,8 +90,11 @@ def test_sampling_parquet_with_empty_stratum_writes_nothing(tmp_path):
     from schedlab.cli import main
 
     pd.DataFrame({"row": np.arange(50), "workload": ["bert"] * 49 + ["vgg"], "job_name": "j"}).to_parquet(
-        tmp_path / "joined.parquet")
-    res = CliRunner().invoke(main, ["polaris", "sample", str(tmp_path / "joined.parquet"), str(tmp_path / "s.parquet"),
-                                    "--total", "10"])
+        tmp_path / "joined.parquet"
+    )
+    res = CliRunner().invoke(
+        main,
+        ["polaris", "sample", str(tmp_path / "joined.parquet"), str(tmp_path / "s.parquet"), "--total", "10"],
+    )
     assert res.exit_code != 0 and "vgg" in res.output and "0 rows" in res.output, res.output
     assert not (tmp_path / "s.parquet").exists()

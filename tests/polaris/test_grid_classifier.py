@@ -14,8 +14,12 @@ def _blobs(rng, n=300):
 
 def test_grid_finds_blobs_and_resumes(tmp_path, monkeypatch):
     X, _ = _blobs(np.random.default_rng(0))
-    cfgs = grid.configs(algorithms=["hdbscan"], transforms=["standard_scaler", "minmax_scaler"],
-                        metrics=["euclidean", "manhattan"], min_cluster_sizes=[20])
+    cfgs = grid.configs(
+        algorithms=["hdbscan"],
+        transforms=["standard_scaler", "minmax_scaler"],
+        metrics=["euclidean", "manhattan"],
+        min_cluster_sizes=[20],
+    )
     t1 = grid.run_grid(X, cfgs, tmp_path, progress=False)
     assert (t1.n_clusters == 3).all() and (t1.avg_silhouette > 0.8).all()
     # a resumed grid reads every run from the cache: clustering must not be called again
@@ -26,8 +30,12 @@ def test_grid_finds_blobs_and_resumes(tmp_path, monkeypatch):
 
 def test_split_timings_moves_the_seconds_apart(tmp_path):
     X, _ = _blobs(np.random.default_rng(2), n=120)
-    cfgs = grid.configs(algorithms=["hdbscan"], transforms=["standard_scaler"], metrics=["euclidean"],
-                        min_cluster_sizes=[10, 20])
+    cfgs = grid.configs(
+        algorithms=["hdbscan"],
+        transforms=["standard_scaler"],
+        metrics=["euclidean"],
+        min_cluster_sizes=[10, 20],
+    )
     table = grid.run_grid(X, cfgs, tmp_path, progress=False)
     results, times = stagetimes.split_timings(table, grid.TIMING_COLUMNS, grid.RUN_COLUMNS)
     assert not set(grid.TIMING_COLUMNS) & set(results.columns)
@@ -40,8 +48,12 @@ def test_split_timings_moves_the_seconds_apart(tmp_path):
 
 def test_parallel_equals_serial(tmp_path):
     X, _ = _blobs(np.random.default_rng(1))
-    cfgs = grid.configs(algorithms=["hdbscan", "optics"], transforms=["robust_scaler"], metrics=["euclidean"],
-                        min_cluster_sizes=[20, 40])
+    cfgs = grid.configs(
+        algorithms=["hdbscan", "optics"],
+        transforms=["robust_scaler"],
+        metrics=["euclidean"],
+        min_cluster_sizes=[20, 40],
+    )
     a = grid.run_grid(X, cfgs, tmp_path / "a", n_jobs=1, progress=False, optics_subsample=200)
     b = grid.run_grid(X, cfgs, tmp_path / "b", n_jobs=2, progress=False, optics_subsample=200)
     cols = ["n_clusters", "n_outliers", "avg_silhouette", "scores_v1", "CCPM", "subsample"]
@@ -63,8 +75,15 @@ def test_classifier_and_duration():
     rng = np.random.default_rng(0)
     n = 400
     prof = rng.integers(0, 3, n)
-    meta = pd.DataFrame({"job_name": [f"j{i}" for i in range(n)], "user": np.array(["u0", "u1", "u2"])[prof],
-                         "task_name": "worker", "group": "g", "workload": np.array(["bert", "ctr", "rl"])[prof]})
+    meta = pd.DataFrame(
+        {
+            "job_name": [f"j{i}" for i in range(n)],
+            "user": np.array(["u0", "u1", "u2"])[prof],
+            "task_name": "worker",
+            "group": "g",
+            "workload": np.array(["bert", "ctr", "rl"])[prof],
+        }
+    )
     dur = np.array([100.0, 1000.0, 10.0])[prof]
     tr, te = classifier.split(meta.assign(profile=prof, duration=dur))
     assert len(te) == 80
@@ -85,9 +104,15 @@ def test_shap_chunks_match_shap_library():
     rng = np.random.default_rng(1)
     n = 300
     prof = rng.integers(0, 3, n)
-    meta = pd.DataFrame({"job_name": rng.choice(["a", "b", "c", "d"], n), "user": np.array(["u0", "u1", "u2"])[prof],
-                         "task_name": rng.choice(["ps", "worker"], n), "group": "g",
-                         "workload": np.where(rng.random(n) < .8, np.array(["bert", "ctr", "rl"])[prof], "ctr")})
+    meta = pd.DataFrame(
+        {
+            "job_name": rng.choice(["a", "b", "c", "d"], n),
+            "user": np.array(["u0", "u1", "u2"])[prof],
+            "task_name": rng.choice(["ps", "worker"], n),
+            "group": "g",
+            "workload": np.where(rng.random(n) < 0.8, np.array(["bert", "ctr", "rl"])[prof], "ctr"),
+        }
+    )
     clf = classifier.ProfileClassifier(n_estimators=20).fit(meta, prof)
     ours = clf.shap_mean_abs(meta, chunk_size=37)
     # XGBoost reads absent entries of a sparse matrix as *missing*: give shap the same input

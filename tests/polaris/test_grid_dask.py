@@ -8,9 +8,25 @@ import pytest
 from schedlab.parallel import Executor
 from schedlab.polaris import grid
 
-INT_COLS = ["algorithm", "transform", "metric", "min_cluster_size", "n_rows", "n_outliers", "n_clusters", "key"]
-FLOAT_COLS = ["mean_cluster_size", "avg_silhouette", "davies_bouldin_score", "scores_v1", "scores_v3", "CCPM",
-              "subsample"]
+INT_COLS = [
+    "algorithm",
+    "transform",
+    "metric",
+    "min_cluster_size",
+    "n_rows",
+    "n_outliers",
+    "n_clusters",
+    "key",
+]
+FLOAT_COLS = [
+    "mean_cluster_size",
+    "avg_silhouette",
+    "davies_bouldin_score",
+    "scores_v1",
+    "scores_v3",
+    "CCPM",
+    "subsample",
+]
 
 
 def _data(rng, n=400):
@@ -24,15 +40,24 @@ def _data(rng, n=400):
 @pytest.fixture(scope="module")
 def cluster_client():
     import distributed  # a core dependency (dask[distributed]), never skipped
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as lc, distributed.Client(lc) as client:
+
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as lc,
+        distributed.Client(lc) as client,
+    ):
         yield client
 
 
 def test_serial_loky_and_dask_agree(tmp_path, cluster_client, monkeypatch):
     X = _data(np.random.default_rng(3), n=300)
-    cfgs = grid.configs(algorithms=["hdbscan", "optics"], transforms=["standard_scaler", "yeo-johnson"],
-                        metrics=["manhattan"], min_cluster_sizes=[15])
+    cfgs = grid.configs(
+        algorithms=["hdbscan", "optics"],
+        transforms=["standard_scaler", "yeo-johnson"],
+        metrics=["manhattan"],
+        min_cluster_sizes=[15],
+    )
     kw = dict(progress=False, optics_subsample=200, silhouette_sample=150)
     serial = grid.run_grid(X, cfgs, tmp_path / "serial", n_jobs=1, **kw)
     with Executor(workers=2) as ex:
@@ -46,19 +71,27 @@ def test_serial_loky_and_dask_agree(tmp_path, cluster_client, monkeypatch):
         pd.testing.assert_frame_equal(serial[FLOAT_COLS], other[FLOAT_COLS], check_exact=True)
         # the labels of every run are identical
         for key in serial.key:
-            for a, b in zip(grid.load_labels(tmp_path / "serial", key), grid.load_labels(tmp_path / name, key)):
+            for a, b in zip(
+                grid.load_labels(tmp_path / "serial", key), grid.load_labels(tmp_path / name, key)
+            ):
                 np.testing.assert_array_equal(a, b)
     assert serial.n_clusters.ge(2).all()
     # the parent wrote the cache as results arrived: a rerun recomputes nothing
-    monkeypatch.setattr(grid, "_compute_group", lambda *a, **k: (_ for _ in ()).throw(AssertionError("recomputed")))
+    monkeypatch.setattr(
+        grid, "_compute_group", lambda *a, **k: (_ for _ in ()).throw(AssertionError("recomputed"))
+    )
     again = grid.run_grid(X, cfgs, tmp_path / "dask", n_jobs=1, **kw)
     pd.testing.assert_frame_equal(again, dask)
 
 
 def test_dask_resumes_an_interrupted_grid(tmp_path, cluster_client):
     X = _data(np.random.default_rng(4), n=300)
-    cfgs = grid.configs(algorithms=["hdbscan"], transforms=["minmax_scaler", "robust_scaler"],
-                        metrics=["euclidean"], min_cluster_sizes=[15, 30])
+    cfgs = grid.configs(
+        algorithms=["hdbscan"],
+        transforms=["minmax_scaler", "robust_scaler"],
+        metrics=["euclidean"],
+        min_cluster_sizes=[15, 30],
+    )
     # "interrupted": only the first half ran before
     first = grid.run_grid(X, cfgs[:2], tmp_path, n_jobs=1, progress=False)
     full = grid.run_grid(X, cfgs, tmp_path, scheduler=cluster_client, progress=False)
@@ -83,12 +116,27 @@ def test_cli_grid_scheduler_and_workers(tmp_path, cluster_client):
     from schedlab.polaris.schema import FEATURES
 
     rng = np.random.default_rng(6)
-    X = np.repeat(_data(rng, n=240), 5, axis=1)[:, :len(FEATURES)] + rng.normal(0, 0.01, (240, len(FEATURES)))
+    X = np.repeat(_data(rng, n=240), 5, axis=1)[:, : len(FEATURES)] + rng.normal(
+        0, 0.01, (240, len(FEATURES))
+    )
     pd.DataFrame(X, columns=list(FEATURES)).to_parquet(tmp_path / "s.parquet")
-    args = ["polaris", "grid", str(tmp_path / "s.parquet"), None, "--cache", None, "--algorithms", "hdbscan",
-            "--min-cluster-sizes", "20"]
+    args = [
+        "polaris",
+        "grid",
+        str(tmp_path / "s.parquet"),
+        None,
+        "--cache",
+        None,
+        "--algorithms",
+        "hdbscan",
+        "--min-cluster-sizes",
+        "20",
+    ]
     out = {}
-    for name, extra in [("dask", ["--scheduler", cluster_client.scheduler.address]), ("loky", ["--workers", "2"])]:
+    for name, extra in [
+        ("dask", ["--scheduler", cluster_client.scheduler.address]),
+        ("loky", ["--workers", "2"]),
+    ]:
         a = list(args)
         a[3], a[5] = str(tmp_path / f"{name}.csv"), str(tmp_path / f"cache_{name}")
         res = CliRunner().invoke(main, a + extra)

@@ -28,10 +28,12 @@ def _pandas_join(f, kind):
     inst, sens = f["pai_instance_table"], f["pai_sensor_table"]
     if kind == "faithful":
         x = t.merge(inst[["inst_id", "worker_name"]], on="inst_id").merge(
-            sens[["inst_id", "worker_name", "cpu_usage"]], on="inst_id", suffixes=("", "_s"))
+            sens[["inst_id", "worker_name", "cpu_usage"]], on="inst_id", suffixes=("", "_s")
+        )
     else:
         x = t.merge(inst[["job_name", "task_name", "worker_name"]], on=["job_name", "task_name"]).merge(
-            sens[["worker_name", "cpu_usage"]], on="worker_name")
+            sens[["worker_name", "cpu_usage"]], on="worker_name"
+        )
     return x
 
 
@@ -72,8 +74,13 @@ def test_bad_archives(tmp_path, small_trace):
     with pytest.raises(ingest.TraceFormatError, match="truncated"):
         ingest.archive_to_parquet(tmp_path / "trunc.tar.gz", "pai_sensor_table", dest, progress=False)
     with pytest.raises(ingest.TraceFormatError, match="checksum mismatch"):
-        ingest.archive_to_parquet(small_trace[0] / "pai_job_table.tar.gz", "pai_job_table", dest,
-                                  expected_sha256="0" * 64, progress=False)
+        ingest.archive_to_parquet(
+            small_trace[0] / "pai_job_table.tar.gz",
+            "pai_job_table",
+            dest,
+            expected_sha256="0" * 64,
+            progress=False,
+        )
     assert not dest.exists()  # nothing half-written
     assert not list(tmp_path.glob(".x.parquet*"))
 

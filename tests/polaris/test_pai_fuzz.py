@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 
 from schedlab.polaris import ingest
 
-ROWS = ("4a1b,9f3c,u1,Terminated,1590000000.0,1590000100.0\n"
-        "4a1c,9f3d,u2,Failed,1590000200.5,\n"
-        "4a1d,9f3e,,Running,1590000300,1590000400\n").encode()
+ROWS = (
+    "4a1b,9f3c,u1,Terminated,1590000000.0,1590000100.0\n"
+    "4a1c,9f3d,u2,Failed,1590000200.5,\n"
+    "4a1d,9f3e,,Running,1590000300,1590000400\n"
+).encode()
 
 
 @st.composite
@@ -29,9 +31,9 @@ def corrupted(draw, data: bytes) -> bytes:
         if kind == "flip":
             out[i] = draw(st.integers(0, 255))
         elif kind == "delete":
-            del out[i: i + draw(st.integers(1, 12))]
+            del out[i : i + draw(st.integers(1, 12))]
         elif kind == "insert":
-            out[i:i] = draw(st.sampled_from([b",", b"\n", b"\"", b"x", b"\x00", b"\xff", b"nan", b"-1e999"]))
+            out[i:i] = draw(st.sampled_from([b",", b"\n", b'"', b"x", b"\x00", b"\xff", b"nan", b"-1e999"]))
         else:
             del out[i:]
     return bytes(out)

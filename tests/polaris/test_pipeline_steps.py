@@ -43,7 +43,9 @@ def test_authors_tables_rescored_and_table1_rule():
     assert list(rows.index) == ["hdbscan", "optics"]
     assert rows.loc["hdbscan", "scores_v1"] == rescored[rescored.algorithm == "hdbscan"].scores_v1.max()
     paper = paper_values("polaris", "table1.")
-    t1 = panel.table1_rule(TABLE_I_SIZES, {w: paper[f"table1.{w}.sampled"] for w in TABLE_I_SIZES}, TABLE_I_TARGET)
+    t1 = panel.table1_rule(
+        TABLE_I_SIZES, {w: paper[f"table1.{w}.sampled"] for w in TABLE_I_SIZES}, TABLE_I_TARGET
+    )
     assert (t1.sampled_rule == t1.sampled_paper).all()
     assert t1.iloc[-1]["sampled_rule"] == paper["table1.total.sampled"]
 
@@ -56,7 +58,9 @@ def test_table4_vs_paper_covers_every_reference_entry():
     vs = panel.table4_vs_paper(t4, paper)
     assert len(vs) == len(paper) and np.isfinite(vs.ours).all()
     row = vs[(vs.algorithm == "hdbscan") & (vs.stat == "mean") & (vs.column == "n_clusters")].iloc[0]
-    assert row.ours == pytest.approx(t4.set_index(["algorithm", "stat"]).loc[("hdbscan", "mean"), "n_clusters"])
+    assert row.ours == pytest.approx(
+        t4.set_index(["algorithm", "stat"]).loc[("hdbscan", "mean"), "n_clusters"]
+    )
 
 
 def test_panel_summary_on_the_real_rows(tmp_path):

@@ -60,14 +60,18 @@ def test_figure5_draws_the_papers_points_and_keeps_legends_off_the_data():
     rng = np.random.default_rng(2)
     err = rng.lognormal(-1, 2, 300)
     prof = rng.integers(0, 3, 300)
-    paper = plots.fig5_paper_points({"fig5.share_le_5pct": 0.8, "fig5.share_le_20pct": 0.9,
-                                     "fig5.share_le_500pct": 0.8})
+    paper = plots.fig5_paper_points(
+        {"fig5.share_le_5pct": 0.8, "fig5.share_le_20pct": 0.9, "fig5.share_le_500pct": 0.8}
+    )
     assert [(t, s) for t, s, _ in paper] == [(0.05, 0.8), (0.2, 0.9), (5.0, 0.8)]
     fig = plots.figure5(err, prof, label="SYNTHETIC", paper=paper)
     a, b = fig.axes
     stars = [ln for ln in a.get_lines() if ln.get_marker() == "*"]
-    assert sorted((float(ln.get_xdata()[0]), float(ln.get_ydata()[0])) for ln in stars) == [(0.05, 0.8), (0.2, 0.9),
-                                                                                           (5.0, 0.8)]
+    assert sorted((float(ln.get_xdata()[0]), float(ln.get_ydata()[0])) for ln in stars) == [
+        (0.05, 0.8),
+        (0.2, 0.9),
+        (5.0, 0.8),
+    ]
     # our share at the text's 5 % is in the legend, computed independently here
     texts = [t.get_text() for t in a.get_legend().get_texts()]
     assert any(f"ours {np.mean(err <= 0.05):.1%}" in t for t in texts), texts
@@ -79,14 +83,27 @@ def test_figure5_draws_the_papers_points_and_keeps_legends_off_the_data():
 
 def test_score_figure_reference_line_and_units():
     rng = np.random.default_rng(3)
-    t = pd.DataFrame({"transform": rng.choice(["standard_scaler", "yeo-johnson"], 40),
-                      "metric": rng.choice(["euclidean", "manhattan"], 40),
-                      "min_cluster_size": rng.choice([50, 100], 40), "scores_v1": rng.uniform(0, 0.7, 40)})
-    fig = plots.score_vs_parameters(t, transform_col="transform", label="REAL", reference={"authors' best": 0.71778})
+    t = pd.DataFrame(
+        {
+            "transform": rng.choice(["standard_scaler", "yeo-johnson"], 40),
+            "metric": rng.choice(["euclidean", "manhattan"], 40),
+            "min_cluster_size": rng.choice([50, 100], 40),
+            "scores_v1": rng.uniform(0, 0.7, 40),
+        }
+    )
+    fig = plots.score_vs_parameters(
+        t, transform_col="transform", label="REAL", reference={"authors' best": 0.71778}
+    )
     panels = fig.axes
-    assert [ax.get_xlabel() for ax in panels] == ["data transformation", "distance metric", "min cluster size (points)"]
+    assert [ax.get_xlabel() for ax in panels] == [
+        "data transformation",
+        "distance metric",
+        "min cluster size (points)",
+    ]
     for ax in panels:
-        assert any(np.allclose(ln.get_ydata(), 0.71778) for ln in ax.get_lines() if ln.get_linestyle() == "--")
+        assert any(
+            np.allclose(ln.get_ydata(), 0.71778) for ln in ax.get_lines() if ln.get_linestyle() == "--"
+        )
     assert fig.legends and "0.718" in fig.legends[0].get_texts()[0].get_text()
 
 

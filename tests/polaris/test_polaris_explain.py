@@ -1,7 +1,6 @@
 """SHAP with the shap package: values equal XGBoost's pred_contribs and shap's own TreeSHAP."""
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from schedlab.polaris import explain

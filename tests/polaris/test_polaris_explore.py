@@ -42,12 +42,15 @@ def test_synthetic_source_reads_a_joined_table(tmp_path, real_rows):
     np.testing.assert_allclose(rows["duration"], rows["end_time"] - rows["start_time"])
 
 
-@pytest.mark.parametrize("setting", [
-    explore.Setting("hdbscan", 15, None, "yeo-johnson", "euclidean"),
-    explore.Setting("hdbscan", 10, 3, "standard_scaler", "manhattan"),
-    explore.Setting("optics", 15, None, "robust_scaler", "euclidean"),
-    explore.Setting("optics", 10, 8, "minmax_scaler", "manhattan"),
-])
+@pytest.mark.parametrize(
+    "setting",
+    [
+        explore.Setting("hdbscan", 15, None, "yeo-johnson", "euclidean"),
+        explore.Setting("hdbscan", 10, 3, "standard_scaler", "manhattan"),
+        explore.Setting("optics", 15, None, "robust_scaler", "euclidean"),
+        explore.Setting("optics", 10, 8, "minmax_scaler", "manhattan"),
+    ],
+)
 def test_labels_equal_a_direct_call_and_silhouettes_add_up(real_rows, setting):
     X = explore.feature_matrix(real_rows)
     r = explore.explore(X, setting)
@@ -55,12 +58,15 @@ def test_labels_equal_a_direct_call_and_silhouettes_add_up(real_rows, setting):
     Xt = grid.transform(X, setting.scaling)
     if setting.algorithm == "hdbscan":
         kw = {} if setting.min_samples is None else {"min_samples": setting.min_samples}
-        direct = hdbscan.HDBSCAN(min_cluster_size=setting.min_cluster_size, metric=setting.metric, **kw).fit_predict(Xt)
+        direct = hdbscan.HDBSCAN(
+            min_cluster_size=setting.min_cluster_size, metric=setting.metric, **kw
+        ).fit_predict(Xt)
     elif setting.min_samples is None:  # the grid's default: the authors' OPTICS(min_samples=m)
         direct = OPTICS(min_samples=setting.min_cluster_size, metric=setting.metric).fit_predict(Xt)
     else:
-        direct = OPTICS(min_cluster_size=setting.min_cluster_size, min_samples=setting.min_samples,
-                        metric=setting.metric).fit_predict(Xt)
+        direct = OPTICS(
+            min_cluster_size=setting.min_cluster_size, min_samples=setting.min_samples, metric=setting.metric
+        ).fit_predict(Xt)
     np.testing.assert_array_equal(r.labels, direct)
 
     clustered = direct >= 0

@@ -7,7 +7,7 @@ from scipy import stats
 from schedlab.polaris import realism
 from schedlab.polaris.schema import FEATURES
 
-#: Goal of issue 15: AUC <= 0.7 for every workload with enough rows. Measured with this seed:
+#: Realism goal of the stand-in: AUC <= 0.7 for every workload with enough rows. Measured with this seed:
 #: bert 0.53, ctr 0.61, inception 0.63, all 0.58 (fold-to-fold sd 0.06-0.11; inception has only
 #: 17 real rows per fold); the bound is the goal itself, 0.07 above the worst measured workload
 #: (the earlier copula generator, version v1, measures 0.76-0.81 here: see the benchmark).

@@ -17,9 +17,12 @@ def planned(ingested):
     parquet, work = ingested
     out = {}
     for kind in ingest.PLANNED_KINDS:
-        full = ingest.join(parquet, work / f"sj_full_{kind}.parquet", kind=kind, progress=False, memory_limit="1GB")
-        plan = ingest.plan_join(parquet, work / f"sj_plan_{kind}.parquet", kind=kind, progress=False,
-                                memory_limit="1GB")
+        full = ingest.join(
+            parquet, work / f"sj_full_{kind}.parquet", kind=kind, progress=False, memory_limit="1GB"
+        )
+        plan = ingest.plan_join(
+            parquet, work / f"sj_plan_{kind}.parquet", kind=kind, progress=False, memory_limit="1GB"
+        )
         out[kind] = full, plan
     return out
 
@@ -76,8 +79,10 @@ def test_unseen_rows_is_the_setdiff_draw():
 # and group-tag row 0 (J2's tag) are the corrupted ones. Job JX and a task with no job_name have NaN
 # keys and reach a group tag with no inst_id (workload ctr); Q instance and sensor rows have no inst_id.
 N_JOBS, M, Q = 5, 2, 2
-EXPECTED = {"faithful": {"bert": N_JOBS * M * M},
-            "authors": {"bert": (N_JOBS - 3) * M * M, "ctr": 2 * (Q + 1) ** 2}}
+EXPECTED = {
+    "faithful": {"bert": N_JOBS * M * M},
+    "authors": {"bert": (N_JOBS - 3) * M * M, "ctr": 2 * (Q + 1) ** 2},
+}
 
 
 def _quirk_trace(d):
@@ -87,11 +92,21 @@ def _quirk_trace(d):
     task = [f"{j},worker,{M},Terminated,1,5,600,29.3,100,T4" for j in ["J1", "J0", *jobs[2:], "JX", ""]]
     inst = [f"J{k},worker,i{k}{a},w{k}{a},I{k},Terminated,1,5,m1" for k in range(N_JOBS) for a in range(M)]
     inst += [f"JX,worker,ix{a},wx{a},,Terminated,1,5,m1" for a in range(Q)]
-    sens = [f"J{k},worker,w{k}{a},I{k},m1,/dev/nvidia0,{10 + a},1,2,3,4,5,6,7,8,9" for k in range(N_JOBS) for a in range(M)]
+    sens = [
+        f"J{k},worker,w{k}{a},I{k},m1,/dev/nvidia0,{10 + a},1,2,3,4,5,6,7,8,9"
+        for k in range(N_JOBS)
+        for a in range(M)
+    ]
     sens += [f"JX,worker,wx{a},,m1,/dev/nvidia0,1,1,1,1,1,1,1,1,1,1" for a in range(Q)]
     tag = [f"I{k},u1,T4,g{k},bert" for k in (2, 0, 1, 3, 4)] + [",u2,T4,gx,ctr"]
-    rows = {"pai_job_table": job, "pai_task_table": task, "pai_instance_table": inst, "pai_sensor_table": sens,
-            "pai_group_tag_table": tag, "pai_machine_spec": ["m1,T4,96,512,2"]}
+    rows = {
+        "pai_job_table": job,
+        "pai_task_table": task,
+        "pai_instance_table": inst,
+        "pai_sensor_table": sens,
+        "pai_group_tag_table": tag,
+        "pai_machine_spec": ["m1,T4,96,512,2"],
+    }
     for t, lines in rows.items():
         write_tar(d / f"{t}.tar.gz", f"{t}.csv", "\n".join(lines) + "\n")
     return d
@@ -123,9 +138,12 @@ def test_authors_join_reproduces_old_pandas_row_counts(tmp_path):
     assert _old_pandas_join(trace) == EXPECTED["authors"]  # the quirks are real, not our model of them
     parquet = ingest.ingest_archives(trace, tmp_path / "pq", progress=False)
     for kind, want in EXPECTED.items():
-        full = ingest.join(parquet, tmp_path / f"full_{kind}.parquet", kind=kind, progress=False, memory_limit="1GB")
-        plan = ingest.plan_join(parquet, tmp_path / f"plan_{kind}.parquet", kind=kind, progress=False,
-                                memory_limit="1GB")
+        full = ingest.join(
+            parquet, tmp_path / f"full_{kind}.parquet", kind=kind, progress=False, memory_limit="1GB"
+        )
+        plan = ingest.plan_join(
+            parquet, tmp_path / f"plan_{kind}.parquet", kind=kind, progress=False, memory_limit="1GB"
+        )
         assert full.per_workload == plan.per_workload == want, kind
         assert plan.rows == sum(want.values())
         got = ingest.build_rows(plan.path, np.arange(plan.rows))
@@ -135,6 +153,7 @@ def test_authors_join_reproduces_old_pandas_row_counts(tmp_path):
 
 
 # --- verified trace folders -------------------------------------------------------------------------
+
 
 def _real_like(tmp_path, small_trace, monkeypatch):
     """A copy of the small trace posing as the real one: the 'upstream' sums and sizes are its own."""
@@ -154,13 +173,20 @@ def test_real_trace_verified_then_used(tmp_path, small_trace, monkeypatch):
     info = pipeline.ingest_and_join(trace, tmp_path / "cache" / "real", "faithful", "1GB", materialize=False)
     assert ingest.is_plan(info.path) and info.rows > 0
     small = pipeline.ingest_and_join(trace, tmp_path / "cache" / "real", "faithful", "1GB")  # parquet reused
-    assert not ingest.is_plan(small.path) and (small.rows, small.per_workload) == (info.rows, info.per_workload)
+    assert not ingest.is_plan(small.path) and (small.rows, small.per_workload) == (
+        info.rows,
+        info.per_workload,
+    )
     monkeypatch.setattr(ingest, "MATERIALIZE_MAX_ROWS", info.rows - 1)
-    assert ingest.is_plan(pipeline.ingest_and_join(trace, tmp_path / "cache" / "real", "faithful", "1GB").path)
+    assert ingest.is_plan(
+        pipeline.ingest_and_join(trace, tmp_path / "cache" / "real", "faithful", "1GB").path
+    )
 
 
 @pytest.mark.parametrize("table", ["pai_instance_table", "pai_job_table"])
-def test_truncated_real_archive_names_the_file_and_leaves_no_work_dir(tmp_path, small_trace, monkeypatch, table):
+def test_truncated_real_archive_names_the_file_and_leaves_no_work_dir(
+    tmp_path, small_trace, monkeypatch, table
+):
     trace = _real_like(tmp_path, small_trace, monkeypatch)
     arch = trace / f"{table}.tar.gz"
     arch.write_bytes(arch.read_bytes()[: arch.stat().st_size // 2])

@@ -28,8 +28,13 @@ def test_errors():
 
 def test_dataframe_and_duckdb_paths_agree(tmp_path):
     rng = np.random.default_rng(0)
-    df = pd.DataFrame({"row": np.arange(5000), "workload": rng.choice(["bert", "ctr", "rl"], 5000, p=[.6, .3, .1]),
-                       "x": rng.random(5000)})
+    df = pd.DataFrame(
+        {
+            "row": np.arange(5000),
+            "workload": rng.choice(["bert", "ctr", "rl"], 5000, p=[0.6, 0.3, 0.1]),
+            "x": rng.random(5000),
+        }
+    )
     df.to_parquet(tmp_path / "j.parquet")
     a = sampling.stratified_sample(df, 700, np.random.default_rng(42))
     b = sampling.stratified_sample(tmp_path / "j.parquet", 700, np.random.default_rng(42))
@@ -45,3 +50,32 @@ def test_keep_zero_strata():
     df = pd.DataFrame({"row": np.arange(10_001), "workload": ["nmt"] + ["bert"] * 10_000})
     out = sampling.stratified_sample(df, 100, np.random.default_rng(0), on_zero="keep")
     assert out.workload.value_counts().to_dict() == {"bert": 100}
+
+
+def _authors_stratified_sample(df, size, seed):
+    """The authors' ``stratified_sample(df, ['workload'], size, seed)`` (their EDA notebook), with
+    ``pd.concat`` for the removed ``DataFrame.append``: an independent implementation to check against."""
+    grouped = df[["workload"]].assign(size=1).groupby(["workload"]).count().reset_index()
+    grouped["samp_size"] = round(size / len(df) * grouped["size"]).astype(int)
+    parts = [
+        df.query(f"workload == '{w}'").sample(n=n, random_state=seed)
+        for w, n in zip(grouped.workload, grouped.samp_size)
+    ]
+    return pd.concat(parts)
+
+
+def test_authors_draw_picks_the_rows_of_the_authors_pandas_code():
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(
+        {
+            "row": np.arange(5000),
+            "workload": rng.choice(["bert", "ctr", "graphlearn"], 5000, p=[0.5, 0.3, 0.2]),
+        }
+    )
+    ours = sampling.stratified_sample(df, 700, sampling.AuthorsDraw(sampling.AUTHORS_SEED))
+    theirs = _authors_stratified_sample(df, 700, 123)
+    assert sorted(ours["row"]) == sorted(theirs["row"]) and len(ours) == len(theirs)
+    other = sampling.stratified_sample(df, 700, sampling.AuthorsDraw(124))
+    assert sorted(other["row"]) != sorted(ours["row"])  # the seed matters
+    with pytest.raises(TypeError, match="AuthorsDraw"):
+        sampling.stratified_sample(df, 700, 123)

@@ -18,7 +18,14 @@ def test_calibration_rows(calib_rows):
     assert len(calib_rows) == 800
     assert (calib_rows.status == "Terminated").all()
     assert calib_rows.workload.value_counts().to_dict() == {
-        "ctr": 393, "bert": 302, "inception": 84, "graphlearn": 11, "xlnet": 4, "nmt": 3, "resnet": 3}
+        "ctr": 393,
+        "bert": 302,
+        "inception": 84,
+        "graphlearn": 11,
+        "xlnet": 4,
+        "nmt": 3,
+        "resnet": 3,
+    }
     assert not calib_rows[list(FEATURES)].isna().any().any()
     assert (calib_rows.duration == calib_rows.end_time - calib_rows.start_time).all()
 
@@ -31,8 +38,14 @@ def test_real_rows_are_clusterable(calib_rows):
 
 def test_real_panel_grid_scores_consistent(calib_rows, tmp_path):
     X = calibration.feature_matrix(calib_rows)
-    t = grid.run_grid(X, grid.configs(algorithms=["hdbscan"], transforms=["yeo-johnson"], metrics=["euclidean"],
-                                      min_cluster_sizes=[20]), tmp_path, progress=False)
+    t = grid.run_grid(
+        X,
+        grid.configs(
+            algorithms=["hdbscan"], transforms=["yeo-johnson"], metrics=["euclidean"], min_cluster_sizes=[20]
+        ),
+        tmp_path,
+        progress=False,
+    )
     r = t.iloc[0]
     _, labels = grid.load_labels(tmp_path, r.key)
     st = scoring.label_stats(labels)

@@ -18,8 +18,9 @@ def test_recompute_authors_grid_scores(algorithm):
 @pytest.mark.parametrize("algorithm", ["hdbscan", "optics"])
 def test_mean_cluster_size_is_clustered_over_clusters(algorithm):
     grid = calibration.load_grid(algorithm)
-    np.testing.assert_allclose((calibration.GRID_N - grid.n_outliers) / grid.n_clusters,
-                               grid.mean_cluster_size, rtol=1e-12)
+    np.testing.assert_allclose(
+        (calibration.GRID_N - grid.n_outliers) / grid.n_clusters, grid.mean_cluster_size, rtol=1e-12
+    )
 
 
 def test_best_hdbscan_row_matches_readme():
@@ -34,8 +35,14 @@ def test_library_reading_differs_from_tables():
     # the later library's size term uses the mean cluster size: it does not reproduce the tables
     grid = calibration.load_grid("hdbscan")
     r = grid.iloc[0]
-    lib = scoring.acquires(int(r.n_clusters), int(r.n_outliers), calibration.GRID_N, r.avg_silhouette,
-                           against="mean_cluster_size", mean_cluster_size=r.mean_cluster_size)
+    lib = scoring.acquires(
+        int(r.n_clusters),
+        int(r.n_outliers),
+        calibration.GRID_N,
+        r.avg_silhouette,
+        against="mean_cluster_size",
+        mean_cluster_size=r.mean_cluster_size,
+    )
     assert abs(lib - r.scores_v1) > 1e-3
 
 

@@ -72,15 +72,19 @@ def test_mean_abs_shap_of_all_row_sample_equals_full_set(fitted):
     meta, clf = fitted
     full = explain.mean_abs_shap(clf, meta, chunk_size=64)
     for n in (0, len(meta), 5 * len(meta)):
-        pd.testing.assert_frame_equal(explain.mean_abs_shap(clf, explain.shap_rows(meta, n, np.random.default_rng(3)),
-                                                            chunk_size=64), full)
+        pd.testing.assert_frame_equal(
+            explain.mean_abs_shap(clf, explain.shap_rows(meta, n, np.random.default_rng(3)), chunk_size=64),
+            full,
+        )
 
 
 def test_mean_abs_shap_of_a_sample_is_its_rows(fitted):
     meta, clf = fitted
     part = explain.shap_rows(meta, 120, np.random.default_rng([0, 6]))
-    pd.testing.assert_frame_equal(explain.mean_abs_shap(clf, part, chunk_size=64),
-                                  explain.mean_abs_shap(clf, meta.loc[part.index], chunk_size=64))
+    pd.testing.assert_frame_equal(
+        explain.mean_abs_shap(clf, part, chunk_size=64),
+        explain.mean_abs_shap(clf, meta.loc[part.index], chunk_size=64),
+    )
 
 
 # Tolerance of method="xgboost" against method="shap": the per-row values are the same floats
@@ -111,8 +115,10 @@ def test_split_feature_booster_gives_identical_values(fitted):
     c = np.moveaxis(small.predict(xgb.DMatrix(Z[:, used]), pred_contribs=True)[:, :, :-1], 1, -1)
     np.testing.assert_array_equal(c, full[:, used])  # same floats, not just close
     assert not np.delete(full, used, axis=1).any()  # the columns left out are 0 for every row
-    np.testing.assert_array_equal(small.predict(xgb.DMatrix(Z[:, used]), output_margin=True),
-                                  clf.model_.get_booster().predict(xgb.DMatrix(Z), output_margin=True))
+    np.testing.assert_array_equal(
+        small.predict(xgb.DMatrix(Z[:, used]), output_margin=True),
+        clf.model_.get_booster().predict(xgb.DMatrix(Z), output_margin=True),
+    )
 
 
 def test_bad_method_and_chunk(fitted):

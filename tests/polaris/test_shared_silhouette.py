@@ -20,9 +20,11 @@ def _blobs(rng, n=400, d=5):
 def test_many_labellings_equal_sklearn_to_the_last_bit(metric):
     rng = np.random.default_rng(0)
     X = _blobs(rng)
-    labellings = [rng.integers(-1, 6, size=len(X)),  # noise as a group
-                  np.r_[np.arange(3), rng.integers(3, 5, size=len(X) - 3)],  # three singletons
-                  (X[:, 0] > 0).astype(int)]
+    labellings = [
+        rng.integers(-1, 6, size=len(X)),  # noise as a group
+        np.r_[np.arange(3), rng.integers(3, 5, size=len(X) - 3)],  # three singletons
+        (X[:, 0] > 0).astype(int),
+    ]
     many = scoring.point_silhouettes_many(X, labellings, metric)
     for labels, ours in zip(labellings, many):
         np.testing.assert_array_equal(ours, silhouette_samples(X, labels, metric=metric))
@@ -40,8 +42,11 @@ def test_many_labellings_refuses_what_sklearn_refuses():
 def test_grouped_grid_equals_each_configuration_alone(tmp_path):
     rng = np.random.default_rng(1)
     X = _blobs(rng, n=500)
-    cfgs = grid.configs(transforms=["standard_scaler", "minmax_scaler"], metrics=["euclidean", "manhattan"],
-                        min_cluster_sizes=[5, 15, 40])
+    cfgs = grid.configs(
+        transforms=["standard_scaler", "minmax_scaler"],
+        metrics=["euclidean", "manhattan"],
+        min_cluster_sizes=[5, 15, 40],
+    )
     keys = [grid._cache_key(c, grid.fingerprint(X), 0, None, 200) for c in cfgs]
     tasks = grid.share_groups(list(zip(cfgs, keys)), len(X), silhouette_sample=None, optics_subsample=200)
     # HDBSCAN: one task per transform and metric; OPTICS on its own random subsample: alone
@@ -55,7 +60,11 @@ def test_grouped_grid_equals_each_configuration_alone(tmp_path):
 
 def test_a_group_must_share_rows_transform_and_metric():
     X = _blobs(np.random.default_rng(2), n=100)
-    a, b = grid.configs(algorithms=["hdbscan"], transforms=["standard_scaler"], metrics=["euclidean", "manhattan"],
-                        min_cluster_sizes=[10])
+    a, b = grid.configs(
+        algorithms=["hdbscan"],
+        transforms=["standard_scaler"],
+        metrics=["euclidean", "manhattan"],
+        min_cluster_sizes=[10],
+    )
     with pytest.raises(ValueError, match="do not share"):
         grid.compute_group(X, [(a, "0" * 20), (b, "1" * 20)])

@@ -14,8 +14,13 @@ def _read(trace, table):
     with tarfile.open(trace / f"{table}.tar.gz") as tar:
         members = tar.getmembers()
         assert [m.name for m in members] == [f"{table}.csv"]
-        return pd.read_csv(tar.extractfile(members[0]), header=None, names=list(TABLES[table]),
-                           dtype=str, keep_default_na=False)
+        return pd.read_csv(
+            tar.extractfile(members[0]),
+            header=None,
+            names=list(TABLES[table]),
+            dtype=str,
+            keep_default_na=False,
+        )
 
 
 def test_upstream_format(small_trace):
@@ -27,7 +32,11 @@ def test_upstream_format(small_trace):
     tag = _read(trace, "pai_group_tag_table")
     for t, df in zip(TRACE_TABLES, (job, task, inst, sens, tag)):
         assert len(df) == counts[t]
-    hexre = {24: re.compile(r"^[0-9a-f]{24}$"), 60: re.compile(r"^[0-9a-f]{60}$"), 12: re.compile(r"^[0-9a-f]{12}$")}
+    hexre = {
+        24: re.compile(r"^[0-9a-f]{24}$"),
+        60: re.compile(r"^[0-9a-f]{60}$"),
+        12: re.compile(r"^[0-9a-f]{12}$"),
+    }
     assert job.job_name.str.match(hexre[24]).all() and job.inst_id.str.match(hexre[60]).all()
     assert job.user.str.match(hexre[12]).all()
     assert inst.worker_name.str.match(hexre[60]).all() and sens.worker_name.isin(inst.worker_name).all()
@@ -45,7 +54,10 @@ def test_upstream_format(small_trace):
     assert ((task.plan_gpu == "") == (task.gpu_type == "")).all()
     # machine spec copied byte-identical
     from schedlab import data
-    assert (trace / "pai_machine_spec.tar.gz").read_bytes() == data.require(synthetic.MACHINE_SPEC).read_bytes()
+
+    assert (trace / "pai_machine_spec.tar.gz").read_bytes() == data.require(
+        synthetic.MACHINE_SPEC
+    ).read_bytes()
 
 
 def test_seeded_and_deterministic(tmp_path, calib):
@@ -68,18 +80,23 @@ def test_deterministic_across_processes(tmp_path):
     import subprocess
     import sys
 
-    code = ("import numpy as np, sys; from schedlab.polaris import synthetic; "
-            "synthetic.synthesize(sys.argv[1], 60, np.random.default_rng(7), progress=False)")
+    code = (
+        "import numpy as np, sys; from schedlab.polaris import synthetic; "
+        "synthetic.synthesize(sys.argv[1], 60, np.random.default_rng(7), progress=False)"
+    )
     digests = []
     for i, hs in enumerate(("1", "2")):
         out = tmp_path / f"r{i}"
-        subprocess.run([sys.executable, "-c", code, str(out)], check=True, env={**os.environ, "PYTHONHASHSEED": hs})
+        subprocess.run(
+            [sys.executable, "-c", code, str(out)], check=True, env={**os.environ, "PYTHONHASHSEED": hs}
+        )
         with tarfile.open(out / "pai_task_table.tar.gz") as tar:
             digests.append(hashlib.sha256(tar.extractfile(tar.getmembers()[0]).read()).hexdigest())
     assert digests[0] == digests[1]
 
 
 # --- version v2: the trace's job -> task -> instance structure -------------------------------
+
 
 @pytest.fixture(scope="module")
 def v2_tables(calib):
@@ -88,8 +105,9 @@ def v2_tables(calib):
 
 def _faithful_rows_per_workload(tables):
     """tasks x instances^2 per terminated job with a workload: its rows in the authors' join."""
-    job, task, inst, tag = (tables[t] for t in ("pai_job_table", "pai_task_table", "pai_instance_table",
-                                                 "pai_group_tag_table"))
+    job, task, inst, tag = (
+        tables[t] for t in ("pai_job_table", "pai_task_table", "pai_instance_table", "pai_group_tag_table")
+    )
     n_inst = inst.groupby("inst_id").size()
     n_task = task[task.status == "Terminated"].groupby("job_name").size()
     j = job.merge(tag[tag.workload != ""][["inst_id", "workload"]], on="inst_id")
@@ -125,12 +143,17 @@ def test_v2_strata_sized_as_table_i(v2_tables):
 
 def test_v2_plants_the_papers_top_job(small_trace):
     trace, _ = small_trace
-    job, task, tag = _read(trace, "pai_job_table"), _read(trace, "pai_task_table"), _read(trace, "pai_group_tag_table")
+    job, task, tag = (
+        _read(trace, "pai_job_table"),
+        _read(trace, "pai_task_table"),
+        _read(trace, "pai_group_tag_table"),
+    )
     top = job[job.job_name == planted.PAPER_TOP_JOB_NAME]
     assert len(top) == 1 and top.status.iloc[0] == "Terminated"
     assert tag[tag.inst_id == top.inst_id.iloc[0]].workload.tolist() == ["rl"]
     assert task[task.job_name == planted.PAPER_TOP_JOB_NAME].inst_num.astype(int).tolist() == [
-        planted.planted_top_job_instances(800)]
+        planted.planted_top_job_instances(800)
+    ]
 
 
 def test_calibration_is_checked(tmp_path, calib_rows):

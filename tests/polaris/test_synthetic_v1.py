@@ -55,11 +55,15 @@ def test_sources_documented(calib_v1):
 
 def test_size_bias_resample_weights():
     # weights inst_num ** -1: rows with 1 and 4 instances, half each -> P(1) = 1 / (1 + 1/4) = 0.8
-    r = pd.DataFrame({"workload": ["bert"] * 4000 + ["ctr"] * 10, "inst_num": [1, 4] * 2005, "k": range(4010)})
+    r = pd.DataFrame(
+        {"workload": ["bert"] * 4000 + ["ctr"] * 10, "inst_num": [1, 4] * 2005, "k": range(4010)}
+    )
     out = v1.size_bias_resample(r, 1.0, np.random.default_rng(0))
     assert out.workload.value_counts().to_dict() == {"bert": 4000, "ctr": 10}  # strata sizes kept
     assert abs((out[out.workload == "bert"].inst_num == 1).mean() - 0.8) < 0.03  # ~5 sd of binomial noise
-    assert set(out.k) <= set(r.k) and (out.merge(r, on="k").inst_num_x == out.merge(r, on="k").inst_num_y).all()
+    assert (
+        set(out.k) <= set(r.k) and (out.merge(r, on="k").inst_num_x == out.merge(r, on="k").inst_num_y).all()
+    )
 
 
 def _csv(trace: Path, table: str) -> bytes:
@@ -73,9 +77,13 @@ def test_v1_writes_the_upstream_tables_reproducibly(tmp_path, calib_v1):
     assert a == b and a["pai_job_table"] == 40
     for t in TRACE_TABLES:  # same seed, same bytes; every row has the upstream field count
         assert _csv(tmp_path / "a", t) == _csv(tmp_path / "b", t)
-        assert {line.count(",") for line in _csv(tmp_path / "a", t).decode().splitlines()} == {len(TABLES[t]) - 1}
+        assert {line.count(",") for line in _csv(tmp_path / "a", t).decode().splitlines()} == {
+            len(TABLES[t]) - 1
+        }
     with pytest.raises(ValueError, match="size_bias_power"):
-        v1.synthesize_v1(tmp_path / "c", 40, np.random.default_rng(0), calibration=calib_v1, size_bias_power=1.0)
+        v1.synthesize_v1(
+            tmp_path / "c", 40, np.random.default_rng(0), calibration=calib_v1, size_bias_power=1.0
+        )
     with pytest.raises(ValueError, match="preset"):
         v1.synthesize_v1(tmp_path / "d", "huge", np.random.default_rng(0), calibration=calib_v1)
 

@@ -22,13 +22,23 @@ def main() -> None:
 
 @main.command()
 @click.argument("names", nargs=-1)
-@click.option("--mirror", type=click.Path(file_okay=False), default=None,
-              help="Mirror folder (default: $SCHEDLAB_MIRROR, else ../shared/data). Use '' to download.")
+@click.option(
+    "--mirror",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Mirror folder (default: $SCHEDLAB_MIRROR, else ../shared/data). Use '' to download.",
+)
 @click.option("--force", is_flag=True, help="Fetch and verify again even if a verified copy exists.")
-@click.option("--optional", "include_optional", is_flag=True,
-              help="Also fetch optional upstream archives (the full PAI trace, ~1.5 GB).")
+@click.option(
+    "--optional",
+    "include_optional",
+    is_flag=True,
+    help="Also fetch optional upstream archives (the full PAI trace, ~1.5 GB).",
+)
 @click.option("--list", "list_only", is_flag=True, help="List the matching manifest entries and exit.")
-def fetch(names: tuple[str, ...], mirror: str | None, force: bool, include_optional: bool, list_only: bool) -> None:
+def fetch(
+    names: tuple[str, ...], mirror: str | None, force: bool, include_optional: bool, list_only: bool
+) -> None:
     """Fetch raw inputs NAMES (entries or folders like 'nona', 'pcs/workload2_philly_traces').
 
     With no NAMES, every non-optional entry of the manifest. Files are verified by sha256
@@ -57,16 +67,32 @@ def notebook() -> None:
 
 @notebook.command("run")
 @click.argument("name")
-@click.option("--output-root", type=click.Path(file_okay=False), default=None,
-              help="Root for results/, figures/ and the executed copy (data/executed/) "
-                   "(default: the repository).")
-@click.option("--profile", "profile_name", type=click.Choice(PROFILES), default=None,
-              help="Parameter profile (default: params.yaml's top-level 'profile').")
-@click.option("-p", "--param", "param_pairs", type=(str, str), multiple=True, metavar="KEY VALUE",
-              help="Replace one value of params.yaml for this run (repeatable; VALUE is YAML: 30, "
-                   "'[0.1, 0.5]', null; a dotted KEY sets one field of a mapping, e.g. train.iterations).")
-def notebook_run(name: str, output_root: str | None, profile_name: str | None,
-                 param_pairs: tuple[tuple[str, str], ...]) -> None:
+@click.option(
+    "--output-root",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Root for results/, figures/ and the executed copy (data/executed/) (default: the repository).",
+)
+@click.option(
+    "--profile",
+    "profile_name",
+    type=click.Choice(PROFILES),
+    default=None,
+    help="Parameter profile (default: params.yaml's top-level 'profile').",
+)
+@click.option(
+    "-p",
+    "--param",
+    "param_pairs",
+    type=(str, str),
+    multiple=True,
+    metavar="KEY VALUE",
+    help="Replace one value of params.yaml for this run (repeatable; VALUE is YAML: 30, "
+    "'[0.1, 0.5]', null; a dotted KEY sets one field of a mapping, e.g. train.iterations).",
+)
+def notebook_run(
+    name: str, output_root: str | None, profile_name: str | None, param_pairs: tuple[tuple[str, str], ...]
+) -> None:
     """Execute notebooks/NAME.ipynb with its params.yaml section (e.g. nona/table2)."""
     from pathlib import Path
 
@@ -81,7 +107,9 @@ def notebook_run(name: str, output_root: str | None, profile_name: str | None,
     executed = root / "data" / "executed" / f"{name}.ipynb" if root else None
     try:
         overrides = notebooks.parse_overrides(param_pairs)
-        out = notebooks.run(name, output_root=root, executed=executed, profile=profile_name, overrides=overrides)
+        out = notebooks.run(
+            name, output_root=root, executed=executed, profile=profile_name, overrides=overrides
+        )
     except (FileNotFoundError, notebooks.ParamsError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"executed {name} -> {out}")
@@ -106,8 +134,12 @@ def notebook_sync(names: tuple[str, ...]) -> None:
 
 @main.command()
 @click.argument("paper")
-@click.option("--out-dir", type=click.Path(file_okay=False), default=None,
-              help="Where comparison.json/.md go (default: results/PAPER).")
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where comparison.json/.md go (default: results/PAPER).",
+)
 def compare(paper: str, out_dir: str | None) -> None:
     """Compare the pipeline's numbers with reference/PAPER.yaml; write comparison.json and .md."""
     from pathlib import Path
@@ -116,8 +148,9 @@ def compare(paper: str, out_dir: str | None) -> None:
 
     known = sorted(p.stem for p in paths.REFERENCE.glob("*.yaml"))
     if paper not in known:
-        raise click.BadParameter(f"no reference/{paper}.yaml; the papers are: {', '.join(known)}",
-                                 param_hint="PAPER")
+        raise click.BadParameter(
+            f"no reference/{paper}.yaml; the papers are: {', '.join(known)}", param_hint="PAPER"
+        )
     from schedlab.cli._checks import writable
 
     target = writable(Path(out_dir) if out_dir else paths.results(paper), "--out-dir", folder=True)
@@ -129,12 +162,24 @@ def compare(paper: str, out_dir: str | None) -> None:
 
 
 @main.command()
-@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
-              help="Folder holding results/, figures/, reference/ and dvc.yaml (default: the repository).")
-@click.option("--out-dir", type=click.Path(file_okay=False), default=None,
-              help="Where scorecard.md and scorecard.html go (default: ROOT/results).")
-@click.option("--readme", type=click.Path(dir_okay=False, exists=True), default=None,
-              help="Also rewrite the block between <!-- scorecard:start --> and <!-- scorecard:end --> here.")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, exists=True),
+    default=None,
+    help="Folder holding results/, figures/, reference/ and dvc.yaml (default: the repository).",
+)
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where scorecard.md and scorecard.html go (default: ROOT/results).",
+)
+@click.option(
+    "--readme",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="Also rewrite the block between <!-- scorecard:start --> and <!-- scorecard:end --> here.",
+)
 def scorecard(root: str | None, out_dir: str | None, readme: str | None) -> None:
     """Write results/scorecard.md and .html: every paper's numbers vs ours, counted per verdict."""
     from pathlib import Path
@@ -145,11 +190,15 @@ def scorecard(root: str | None, out_dir: str | None, readme: str | None) -> None
     expected = "expected a folder holding reference/<paper>.yaml, results/ and dvc.yaml (a checkout)"
     if root and not (Path(root) / "reference").is_dir():
         raise click.BadParameter(f"{root} has no reference/ folder; {expected}", param_hint="--root")
-    writable(Path(out_dir) if out_dir else (Path(root) if root else card.paths.ROOT) / "results", "--out-dir",
-             folder=True)
+    writable(
+        Path(out_dir) if out_dir else (Path(root) if root else card.paths.ROOT) / "results",
+        "--out-dir",
+        folder=True,
+    )
     try:
-        cards = card.write(Path(root) if root else None, Path(out_dir) if out_dir else None,
-                           Path(readme) if readme else None)
+        cards = card.write(
+            Path(root) if root else None, Path(out_dir) if out_dir else None, Path(readme) if readme else None
+        )
     except (card.ScorecardError, reference.ReferenceError) as exc:
         raise click.ClickException(str(exc)) from None
     except FileNotFoundError as exc:  # a reference file the papers' list names is missing under --root
@@ -157,12 +206,19 @@ def scorecard(root: str | None, out_dir: str | None, readme: str | None) -> None
     for c in cards:
         click.echo(f"{c.paper}: {card.how_close(c.counts())}")
     where = Path(out_dir) if out_dir else (Path(root) if root else card.paths.ROOT) / "results"
-    click.echo(f"wrote {where / 'scorecard.md'} and {where / 'scorecard.html'}" + (f"; updated {readme}" if readme else ""))
+    click.echo(
+        f"wrote {where / 'scorecard.md'} and {where / 'scorecard.html'}"
+        + (f"; updated {readme}" if readme else "")
+    )
 
 
 @main.command()
-@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
-              help="Folder holding results/ (default: the repository).")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, exists=True),
+    default=None,
+    help="Folder holding results/ (default: the repository).",
+)
 @click.option("--paper", default=None, help="Only this paper's stages (nona, pcs, polaris).")
 def timings(root: str | None, paper: str | None) -> None:
     """How long each stage's last run took here (wall, CPU, profile, load), and per-paper totals.
@@ -180,18 +236,30 @@ def timings(root: str | None, paper: str | None) -> None:
     if paper:
         t = t[t.stage.str.startswith(f"{paper}/")]
     if t.empty:
-        raise click.ClickException("no stage times recorded yet (results/*/timings/stages/*.json): run a stage first")
+        raise click.ClickException(
+            "no stage times recorded yet (results/*/timings/stages/*.json): run a stage first"
+        )
     shown = t.assign(wall_min=(t.wall_s / 60).round(2), cpu_min=(t.cpu_s / 60).round(2))
-    click.echo(shown[["stage", "profile", "wall_min", "cpu_min", "load_start", "load_end", "started_utc"]]
-               .to_string(index=False))
+    click.echo(
+        shown[["stage", "profile", "wall_min", "cpu_min", "load_start", "load_end", "started_utc"]].to_string(
+            index=False
+        )
+    )
     click.echo(f"\ntotals ({t.cores.iloc[0]} cores; the stages of a paper run one after another):")
     click.echo(stagetimes.totals(t).to_string(index=False))
 
 
 @main.command()
-@click.option("--profile", "profile_name", type=click.Choice([p for p in PIPELINE_PROFILES if p != "default"]), required=True,
-              help="The profile to run (the default profile runs in the checkout: `make reproduce`).")
-@click.option("--dry", is_flag=True, help="Prepare runs/PROFILE/ and list the stages that would run; run nothing.")
+@click.option(
+    "--profile",
+    "profile_name",
+    type=click.Choice([p for p in PIPELINE_PROFILES if p != "default"]),
+    required=True,
+    help="The profile to run (the default profile runs in the checkout: `make reproduce`).",
+)
+@click.option(
+    "--dry", is_flag=True, help="Prepare runs/PROFILE/ and list the stages that would run; run nothing."
+)
 def reproduce(profile_name: str, dry: bool) -> None:
     """Run every stage under another profile in runs/PROFILE/, a copy of this working tree.
 

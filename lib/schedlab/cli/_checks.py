@@ -46,18 +46,28 @@ class PositiveIntList(click.ParamType):
             return [int(v) for v in value]
         items = [s.strip() for s in str(value).split(",")]
         if any(not s for s in items):
-            self.fail(f"{value!r} has an empty item; expected positive integers separated by commas, "
-                      "e.g. 50,100", param, ctx)
+            self.fail(
+                f"{value!r} has an empty item; expected positive integers separated by commas, e.g. 50,100",
+                param,
+                ctx,
+            )
         out = []
         for s in items:
             try:
                 n = int(s)
             except ValueError:
-                self.fail(f"{s!r} is not an integer; expected positive integers separated by commas, "
-                          "e.g. 50,100", param, ctx)
+                self.fail(
+                    f"{s!r} is not an integer; expected positive integers separated by commas, e.g. 50,100",
+                    param,
+                    ctx,
+                )
             if n < 1:
-                self.fail(f"{n} is not a positive integer; expected positive integers separated by commas, "
-                          "e.g. 50,100", param, ctx)
+                self.fail(
+                    f"{n} is not a positive integer; expected positive integers separated by commas, "
+                    "e.g. 50,100",
+                    param,
+                    ctx,
+                )
             out.append(n)
         return out
 
@@ -82,8 +92,10 @@ def table_format(path: str | os.PathLike[str], option: str) -> str:
     """
     suffix = Path(path).suffix.lower()
     if suffix not in TABLE_FORMATS:
-        raise click.BadParameter(f"{path}: unsupported extension {suffix or '(none)'!r}; expected "
-                                 + " or ".join(TABLE_FORMATS), param_hint=option)
+        raise click.BadParameter(
+            f"{path}: unsupported extension {suffix or '(none)'!r}; expected " + " or ".join(TABLE_FORMATS),
+            param_hint=option,
+        )
     return TABLE_FORMATS[suffix]
 
 
@@ -104,14 +116,18 @@ def missing_columns(present: Iterable[str], needed: Sequence[str]) -> list[str]:
     return [c for c in needed if c not in have]
 
 
-def require_columns(present: Iterable[str], needed: Sequence[str], path: str | os.PathLike[str], what: str) -> None:
+def require_columns(
+    present: Iterable[str], needed: Sequence[str], path: str | os.PathLike[str], what: str
+) -> None:
     """A click error naming ``path``, the missing columns and ``what`` the file should be."""
     present = list(present)
     missing = missing_columns(present, needed)
     if missing:
         shown = ", ".join(map(str, present[:8])) + (", ..." if len(present) > 8 else "")
-        raise click.ClickException(f"{path}: missing column(s) {', '.join(missing)}; expected {what} "
-                                   f"(its columns: {shown or 'none'})")
+        raise click.ClickException(
+            f"{path}: missing column(s) {', '.join(missing)}; expected {what} "
+            f"(its columns: {shown or 'none'})"
+        )
 
 
 def read_csv(path: str | os.PathLike[str], what: str, needed: Sequence[str] = ()):
@@ -123,8 +139,10 @@ def read_csv(path: str | os.PathLike[str], what: str, needed: Sequence[str] = ()
     except pd.errors.EmptyDataError:
         raise click.ClickException(f"{path}: empty file; expected {what}") from None
     except (pd.errors.ParserError, UnicodeDecodeError, OSError) as exc:
-        raise click.ClickException(f"{path}: cannot be read as CSV ({type(exc).__name__}: "
-                                   f"{str(exc).splitlines()[0][:120]}); expected {what}") from None
+        raise click.ClickException(
+            f"{path}: cannot be read as CSV ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0][:120]}); expected {what}"
+        ) from None
     require_columns(df.columns, needed, path, what)
     if df.empty:
         raise click.ClickException(f"{path}: has a header but no rows; expected {what}")

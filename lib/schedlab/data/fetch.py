@@ -13,11 +13,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-from tqdm.auto import tqdm
-
 from schedlab import paths
 from schedlab.data.manifest import Entry, entry as _entry, select
 from schedlab.io import atomic_path
+from schedlab.progress import bar as progress_bar  # not tqdm.auto: it warns in kernels without ipywidgets
 
 _CHUNK = 1 << 20
 MIRROR_HELP = (
@@ -45,7 +44,7 @@ def raw_path(item: Entry | str, root: Path | None = None) -> Path:
 def _copy_hashing(src: BinaryIO, dst: BinaryIO, total: int | None, label: str) -> str:
     h = hashlib.sha256()
     show = total is not None and total > 16 * _CHUNK
-    with tqdm(total=total, unit="B", unit_scale=True, desc=label, disable=not show, leave=False) as bar:
+    with progress_bar(total=total, unit="B", desc=label, unit_scale=True, disable=not show, leave=False) as bar:
         for block in iter(lambda: src.read(_CHUNK), b""):
             h.update(block)
             dst.write(block)
@@ -190,7 +189,7 @@ def fetch(
     """Fetch the named raw inputs (names or folder prefixes; all non-optional ones if empty)."""
     chosen = select(list(names), include_optional=include_optional)
     out = []
-    for e in tqdm(chosen, desc="fetch", unit="file", disable=len(chosen) < 20):
+    for e in progress_bar(iterable=chosen, desc="fetch", unit="file", disable=len(chosen) < 20):
         out.append(fetch_entry(e, mirror=mirror, root=root, force=force, opener=opener))
     return out
 

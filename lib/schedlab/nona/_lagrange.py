@@ -105,8 +105,19 @@ class Arrays:
 
     @classmethod
     def of(cls, prob) -> Arrays:
-        return cls(np.ascontiguousarray(prob.A.T), np.ascontiguousarray(prob.n.T), prob.beta, prob.a, prob.r,
-                   prob.starts, prob.dist, prob.const_total, prob.phi_weight, 1.0 - prob.rho0, prob.N0)
+        return cls(
+            np.ascontiguousarray(prob.A.T),
+            np.ascontiguousarray(prob.n.T),
+            prob.beta,
+            prob.a,
+            prob.r,
+            prob.starts,
+            prob.dist,
+            prob.const_total,
+            prob.phi_weight,
+            1.0 - prob.rho0,
+            prob.N0,
+        )
 
     def branches(self, psi: float) -> tuple[np.ndarray, np.ndarray]:
         """(M(psi), slope of the branch line attaining M at psi) for every option."""
@@ -217,12 +228,21 @@ class KnapsackLP:
     dual: float  # a dual (lower) bound, = value up to rounding when exact
     lam: float  # the multiplier
     pure: np.ndarray  # one option per distribution (the mixed one's first option)
-    mixed: tuple[int, int, float] | None  # (option left, option right, weight on right) of the mixed distribution
+    mixed: (
+        tuple[int, int, float] | None
+    )  # (option left, option right, weight on right) of the mixed distribution
     iterations: int
 
 
-def mckp(c: np.ndarray, g: np.ndarray, b: float, starts: np.ndarray, dist: np.ndarray,
-         lam_hint: float | None = None, max_iter: int = 100) -> KnapsackLP:
+def mckp(
+    c: np.ndarray,
+    g: np.ndarray,
+    b: float,
+    starts: np.ndarray,
+    dist: np.ndarray,
+    lam_hint: float | None = None,
+    max_iter: int = 100,
+) -> KnapsackLP:
     """Exact multiple-choice knapsack LP by its one-multiplier Lagrangian dual (no LP solver).
 
     min c.theta s.t. theta in the product of simplices (``starts``/``dist``), g.theta <= b, with
@@ -557,7 +577,9 @@ class _Search:
             alt = o2
         # v_o(psi) = c0 + c1 psi + c2 psi^2, and the choice and its exact duplicates (same quadratic:
         # interchangeable here), which leave the rest; one compiled pass (quadratics_reference: numpy)
-        c0, c1, c2, same = _quadratics(X.beta, M, s, X.a, X.r, float(t), float(l0), float(kappa), sel, X.starts)
+        c0, c1, c2, same = _quadratics(
+            X.beta, M, s, X.a, X.r, float(t), float(l0), float(kappa), sel, X.starts
+        )
         # q(psi) + K + W psi = Q0 + Q1 psi + Q2 psi^2
         Q0 = X.K + l0 * X.N0
         Q1 = X.W - 2.0 * X.u0 * l0 + kappa * X.N0
@@ -578,8 +600,18 @@ class _Search:
             clean = _above(rest_lo, rest_hi, e0, e1, e2, lo, hi)
             if alt is not None:
                 dm = X.dist[alt]
-                clean[dm] = clean[dm] and _above(rest_lo[dm:dm + 1], rest_hi[dm:dm + 1], c0[alt:alt + 1],
-                                                 c1[alt:alt + 1], c2[alt:alt + 1], lo, hi)[0]
+                clean[dm] = (
+                    clean[dm]
+                    and _above(
+                        rest_lo[dm : dm + 1],
+                        rest_hi[dm : dm + 1],
+                        c0[alt : alt + 1],
+                        c1[alt : alt + 1],
+                        c2[alt : alt + 1],
+                        lo,
+                        hi,
+                    )[0]
+                )
             # chords of the unclean distributions: a line through (lo, all_lo), (hi, all_hi)
             un = ~clean
             sl = (all_hi[un] - all_lo[un]) / w
@@ -612,8 +644,9 @@ class _Search:
         return d
 
 
-def solve_global(prob, rtol: float = 1e-6, atol: float = 1e-12, max_nodes: int = 5000,
-                 line_search: bool = True) -> GlobalResult:
+def solve_global(
+    prob, rtol: float = 1e-6, atol: float = 1e-12, max_nodes: int = 5000, line_search: bool = True
+) -> GlobalResult:
     """Branch and bound over the link wait with the Lagrangian bounds of the module docstring.
 
     Nodes are intervals of the wait phi(theta); the open-ended one [lo, inf) is bounded by
@@ -664,7 +697,6 @@ def solve_global(prob, rtol: float = 1e-6, atol: float = 1e-12, max_nodes: int =
     np.add.at(theta, idx, w)
     S.stats.update(converged=bool(S.best - lower <= S.tol()), rtol=rtol, lp="lagrange")
     return GlobalResult(theta, S.best, lower, S.stats)
-
 
 
 _kernels_loaded = False

@@ -54,13 +54,32 @@ from schedlab.nona.sim import simulate
 from schedlab.nona.workload import INFERENCE, Cluster, JobClass, build_workload
 
 #: the columns of one row of the map (one point, one pricing)
-COLUMNS = ("load", "bandwidth_gbps", "byte_scale", "pricing", "split_subgraphs", "mixed_subgraphs",
-           "pred_nona_s", "pred_together_s", "pred_gain", "sim_nona_s", "sim_together_s",
-           "sim_gain", "sim_gain_min", "sim_gain_max", "confirmed", "verdict", "pred_link_load",
-           "seeds", "duration_s")
+COLUMNS = (
+    "load",
+    "bandwidth_gbps",
+    "byte_scale",
+    "pricing",
+    "split_subgraphs",
+    "mixed_subgraphs",
+    "pred_nona_s",
+    "pred_together_s",
+    "pred_gain",
+    "sim_nona_s",
+    "sim_together_s",
+    "sim_gain",
+    "sim_gain_min",
+    "sim_gain_max",
+    "confirmed",
+    "verdict",
+    "pred_link_load",
+    "seeds",
+    "duration_s",
+)
 
 
-def check_grid(loads: Sequence[float], bandwidths_gbps: Sequence[float], byte_scales: Sequence[float]) -> None:
+def check_grid(
+    loads: Sequence[float], bandwidths_gbps: Sequence[float], byte_scales: Sequence[float]
+) -> None:
     """Refuse an empty axis or a value outside its range, naming the axis.
 
     >>> check_grid([0.5], [10.0], [0.0])
@@ -68,10 +87,15 @@ def check_grid(loads: Sequence[float], bandwidths_gbps: Sequence[float], byte_sc
     ...
     ValueError: byte_scales must be positive finite numbers (multipliers of the transfer sizes), got [0.0]
     """
-    axes = {"loads": (loads, lambda x: 0 < x < 1, "numbers in (0, 1) (compute load)"),
-            "bandwidths_gbps": (bandwidths_gbps, lambda x: x > 0 and math.isfinite(x), "positive finite Gbit/s"),
-            "byte_scales": (byte_scales, lambda x: x > 0 and math.isfinite(x),
-                            "positive finite numbers (multipliers of the transfer sizes)")}
+    axes = {
+        "loads": (loads, lambda x: 0 < x < 1, "numbers in (0, 1) (compute load)"),
+        "bandwidths_gbps": (bandwidths_gbps, lambda x: x > 0 and math.isfinite(x), "positive finite Gbit/s"),
+        "byte_scales": (
+            byte_scales,
+            lambda x: x > 0 and math.isfinite(x),
+            "positive finite numbers (multipliers of the transfer sizes)",
+        ),
+    }
     for name, (values, ok, what) in axes.items():
         values = list(values)
         if not values or not all(isinstance(v, (int, float)) and ok(v) for v in values):
@@ -117,22 +141,36 @@ def together_tables(workload: Sequence[JobClass]) -> dict:
     return tables.option_tables(workload, lambda *x: [tables.together_option(*x)])
 
 
-def simulated_means(workload: Sequence[JobClass], cluster: Cluster, doc: dict, *, seeds: Sequence[int],
-                    duration: float) -> np.ndarray:
+def simulated_means(
+    workload: Sequence[JobClass], cluster: Cluster, doc: dict, *, seeds: Sequence[int], duration: float
+) -> np.ndarray:
     """Mean inference JCT (s) of one run per seed with the placement ``doc``, in the order of ``seeds``
     (seed ``i`` gives the same arrivals to every placement, so gains can be paired per seed)."""
     out = []
     for seed in seeds:
-        r = simulate(workload, cluster, TableScheduler(doc), duration=duration, warmup=0.1 * duration,
-                     rng=np.random.default_rng(seed))
+        r = simulate(
+            workload,
+            cluster,
+            TableScheduler(doc),
+            duration=duration,
+            warmup=0.1 * duration,
+            rng=np.random.default_rng(seed),
+        )
         inf = r.jobs[r.jobs.kind == INFERENCE]
         out.append(float(inf.jct.mean()))
     return np.array(out)
 
 
-def compare_placements(workload: Sequence[JobClass], cluster: Cluster, *, seeds: Sequence[int], duration: float,
-                       pricings: Sequence[str] = optimise.PRICINGS, oversized: str = "keep_together",
-                       keep_tables: bool = False) -> list[dict]:
+def compare_placements(
+    workload: Sequence[JobClass],
+    cluster: Cluster,
+    *,
+    seeds: Sequence[int],
+    duration: float,
+    pricings: Sequence[str] = optimise.PRICINGS,
+    oversized: str = "keep_together",
+    keep_tables: bool = False,
+) -> list[dict]:
     """Nona (certified, per pricing) against keep-together at one workload: model and simulator.
 
     Returns one row per pricing with the keys of :data:`COLUMNS` except the grid coordinates
@@ -148,37 +186,62 @@ def compare_placements(workload: Sequence[JobClass], cluster: Cluster, *, seeds:
     for pricing in pricings:
         res = optimise.solve(workload, cluster, method="global", pricing=pricing, oversized=oversized)
         prob, doc = res.problem, optimise.to_json(res)
-        pred_t = inference_mean(prob.classes, optimise.evaluate(prob, optimise.theta_from_tables(prob, together)).tau)
+        pred_t = inference_mean(
+            prob.classes, optimise.evaluate(prob, optimise.theta_from_tables(prob, together)).tau
+        )
         pred_n = inference_mean(prob.classes, [res.tau[c.name] for c in prob.classes])
         counts = optimise.placement_counts(res)
         splits = counts["split_subgraphs"] > 0
         sim_n = simulated_means(workload, cluster, doc, seeds=seeds, duration=duration) if splits else sim_t
         gains = sim_n / sim_t - 1
         pred_gain = pred_n / pred_t - 1
-        row = {"pricing": pricing, **counts, "pred_nona_s": pred_n, "pred_together_s": pred_t,
-               "pred_gain": pred_gain, "sim_nona_s": float(sim_n.mean()), "sim_together_s": float(sim_t.mean()),
-               "sim_gain": float(gains.mean()), "sim_gain_min": float(gains.min()),
-               "sim_gain_max": float(gains.max()),
-               "confirmed": (bool((pred_gain < 0) == (gains.mean() < 0)) if splits else None),
-               "verdict": verdict(pred_gain, gains, splits),
-               "pred_link_load": res.rho, "seeds": len(seeds), "duration_s": float(duration)}
+        row = {
+            "pricing": pricing,
+            **counts,
+            "pred_nona_s": pred_n,
+            "pred_together_s": pred_t,
+            "pred_gain": pred_gain,
+            "sim_nona_s": float(sim_n.mean()),
+            "sim_together_s": float(sim_t.mean()),
+            "sim_gain": float(gains.mean()),
+            "sim_gain_min": float(gains.min()),
+            "sim_gain_max": float(gains.max()),
+            "confirmed": (bool((pred_gain < 0) == (gains.mean() < 0)) if splits else None),
+            "verdict": verdict(pred_gain, gains, splits),
+            "pred_link_load": res.rho,
+            "seeds": len(seeds),
+            "duration_s": float(duration),
+        }
         if keep_tables:
             row["tables"] = doc
         rows.append(row)
     return rows
 
 
-def map_point(load: float, bandwidth_gbps: float, byte_scale: float, *, models: Sequence[str], servers: int,
-              workload: Mapping[str, Any], seeds: Sequence[int], duration: float,
-              pricings: Sequence[str] = optimise.PRICINGS, tables_dir: str | Path | None = None) -> list[dict]:
+def map_point(
+    load: float,
+    bandwidth_gbps: float,
+    byte_scale: float,
+    *,
+    models: Sequence[str],
+    servers: int,
+    workload: Mapping[str, Any],
+    seeds: Sequence[int],
+    duration: float,
+    pricings: Sequence[str] = optimise.PRICINGS,
+    tables_dir: str | Path | None = None,
+) -> list[dict]:
     """:func:`compare_placements` at one grid point of the ``models`` workload; ``workload`` holds
     :func:`~schedlab.nona.workload.build_workload`'s other arguments. With ``tables_dir``, the
     ``critical_path`` tables are written there as ``nona_bs<byte_scale>_load<load>_bw<Gbps>.json``
     (:func:`tables_name`), for the baselines' sweep."""
     cluster = Cluster(servers=int(servers), bandwidth_gbps=float(bandwidth_gbps))
-    wl = build_workload(list(models), load=float(load), cluster=cluster, byte_scale=float(byte_scale), **workload)
-    rows = compare_placements(wl, cluster, seeds=seeds, duration=duration, pricings=pricings,
-                              keep_tables=tables_dir is not None)
+    wl = build_workload(
+        list(models), load=float(load), cluster=cluster, byte_scale=float(byte_scale), **workload
+    )
+    rows = compare_placements(
+        wl, cluster, seeds=seeds, duration=duration, pricings=pricings, keep_tables=tables_dir is not None
+    )
     for r in rows:
         doc = r.pop("tables", None)
         if doc is not None and r["pricing"] == "critical_path":
@@ -200,10 +263,20 @@ def tables_name(byte_scale: float) -> str:
     return f"nona_bs{byte_scale:g}_" + "load{load:g}_bw{bandwidth_gbps:g}.json"
 
 
-def gain_map(loads: Sequence[float], bandwidths_gbps: Sequence[float], byte_scales: Sequence[float], *,
-             models: Sequence[str], servers: int, workload: Mapping[str, Any], seeds: Sequence[int],
-             duration: float, tables_dir: str | Path | None = None, executor: Any = None,
-             progress: bool = False) -> pd.DataFrame:
+def gain_map(
+    loads: Sequence[float],
+    bandwidths_gbps: Sequence[float],
+    byte_scales: Sequence[float],
+    *,
+    models: Sequence[str],
+    servers: int,
+    workload: Mapping[str, Any],
+    seeds: Sequence[int],
+    duration: float,
+    tables_dir: str | Path | None = None,
+    executor: Any = None,
+    progress: bool = False,
+) -> pd.DataFrame:
     """:func:`map_point` over the grid ``loads x bandwidths_gbps x byte_scales``: one row per point and
     pricing, columns :data:`COLUMNS`, in grid order (byte scale, bandwidth, load, pricing).
 
@@ -212,9 +285,17 @@ def gain_map(loads: Sequence[float], bandwidths_gbps: Sequence[float], byte_scal
     from schedlab import parallel
 
     check_grid(loads, bandwidths_gbps, byte_scales)
-    points = [(float(l), float(b), float(s)) for s, b, l in itertools.product(byte_scales, bandwidths_gbps, loads)]
-    kw = {"models": tuple(models), "servers": int(servers), "workload": dict(workload), "seeds": tuple(seeds),
-          "duration": float(duration), "tables_dir": tables_dir}
+    points = [
+        (float(l), float(b), float(s)) for s, b, l in itertools.product(byte_scales, bandwidths_gbps, loads)
+    ]
+    kw = {
+        "models": tuple(models),
+        "servers": int(servers),
+        "workload": dict(workload),
+        "seeds": tuple(seeds),
+        "duration": float(duration),
+        "tables_dir": tables_dir,
+    }
     with parallel.executor(executor) as ex:
         parts = ex.map(_point_task, points, kw, desc="branches map", progress=progress)
     return pd.DataFrame([r for part in parts for r in part])[list(COLUMNS)]
@@ -241,7 +322,9 @@ def baseline_points(rows: pd.DataFrame, n_split: int = 2) -> pd.DataFrame:
     return pd.concat([split, keep.assign(why="no split")])[["load", "bandwidth_gbps", "byte_scale", "why"]]
 
 
-def baseline_rows(points: pd.DataFrame, setup: Any, *, tables_dir: str | Path, executor: Any = None) -> pd.DataFrame:
+def baseline_rows(
+    points: pd.DataFrame, setup: Any, *, tables_dir: str | Path, executor: Any = None
+) -> pd.DataFrame:
     """Every scheme of ``setup`` (an :class:`~schedlab.nona.experiments.FigureSweep` whose ``models``
     and ``workload`` are the map's) at ``points`` (:func:`baseline_points`), Nona with the tables
     :func:`map_point` wrote into ``tables_dir``. Adds ``byte_scale``, ``why`` and ``ratio`` (a scheme's
@@ -252,15 +335,21 @@ def baseline_rows(points: pd.DataFrame, setup: Any, *, tables_dir: str | Path, e
     out = []
     for (bs, why), pts in points.groupby(["byte_scale", "why"], sort=False):
         # the Expert's tables are named by load and bandwidth only: one folder per byte scale
-        st = setup.with_changes(workload={**setup.workload, "byte_scale": float(bs)},
-                                tables_dir=Path(tables_dir) / f"bs{bs:g}",
-                                nona_tables=str(Path(tables_dir).resolve() / tables_name(bs)))
-        rows, _ = st.run(pts[["load", "bandwidth_gbps"]].to_dict("records"), executor=executor, progress=False)
+        st = setup.with_changes(
+            workload={**setup.workload, "byte_scale": float(bs)},
+            tables_dir=Path(tables_dir) / f"bs{bs:g}",
+            nona_tables=str(Path(tables_dir).resolve() / tables_name(bs)),
+        )
+        rows, _ = st.run(
+            pts[["load", "bandwidth_gbps"]].to_dict("records"), executor=executor, progress=False
+        )
         out.append(rows.assign(byte_scale=float(bs), why=why))
         short = [s for s in experiments.DECIMA_SCHEMES if s in st.schemes]
         if short and st.decima_duration:
             again = st.with_changes(schemes=("nona",), duration=st.decima_duration, decima_duration=None)
-            nrows, _ = again.run(pts[["load", "bandwidth_gbps"]].to_dict("records"), executor=executor, progress=False)
+            nrows, _ = again.run(
+                pts[["load", "bandwidth_gbps"]].to_dict("records"), executor=executor, progress=False
+            )
             out.append(nrows.assign(scheme="nona_decima_window", byte_scale=float(bs), why=why))
     rows = pd.concat(out, ignore_index=True)
     key = ["byte_scale", "bandwidth_gbps", "load"]
@@ -268,8 +357,9 @@ def baseline_rows(points: pd.DataFrame, setup: Any, *, tables_dir: str | Path, e
     short = rows[rows.scheme == "nona_decima_window"].set_index(key).inference_mean_jct_s
     idx = pd.MultiIndex.from_frame(rows[key])
     rows["ratio"] = rows.inference_mean_jct_s.to_numpy() / nona.reindex(idx).to_numpy()
-    rows["ratio_same_window"] = rows.inference_mean_jct_s.to_numpy() / short.reindex(idx).to_numpy() \
-        if len(short) else float("nan")
+    rows["ratio_same_window"] = (
+        rows.inference_mean_jct_s.to_numpy() / short.reindex(idx).to_numpy() if len(short) else float("nan")
+    )
     return rows
 
 
@@ -302,14 +392,25 @@ def summary(rows: pd.DataFrame) -> dict:
     out = {}
     for pricing, g in rows.groupby("pricing", sort=False):
         split = g[g.split_subgraphs > 0]
-        rng = [round(100 * float(split.sim_gain.min()), 2), round(100 * float(split.sim_gain.max()), 2)] \
-            if len(split) else None
-        pred = [round(100 * float(split.pred_gain.min()), 2), round(100 * float(split.pred_gain.max()), 2)] \
-            if len(split) else None
-        out[str(pricing)] = {"points": int(len(g)), "split": int(len(split)), "sim_gain_pct": rng,
-                             "pred_gain_pct": pred, "refuted": int(sum(map(refuted, split.confirmed))),
-                             "seeds_disagree": int(((split.sim_gain_min < 0) & (split.sim_gain_max > 0)).sum()),
-                             "verdicts": {v: int((split.verdict == v).sum()) for v in VERDICTS[:3]}}
+        rng = (
+            [round(100 * float(split.sim_gain.min()), 2), round(100 * float(split.sim_gain.max()), 2)]
+            if len(split)
+            else None
+        )
+        pred = (
+            [round(100 * float(split.pred_gain.min()), 2), round(100 * float(split.pred_gain.max()), 2)]
+            if len(split)
+            else None
+        )
+        out[str(pricing)] = {
+            "points": int(len(g)),
+            "split": int(len(split)),
+            "sim_gain_pct": rng,
+            "pred_gain_pct": pred,
+            "refuted": int(sum(map(refuted, split.confirmed))),
+            "seeds_disagree": int(((split.sim_gain_min < 0) & (split.sim_gain_max > 0)).sum()),
+            "verdicts": {v: int((split.verdict == v).sum()) for v in VERDICTS[:3]},
+        }
     return out
 
 
@@ -326,7 +427,9 @@ def plot_gain_map(rows: pd.DataFrame, *, title: str = "") -> Any:
     scales = sorted(cp.byte_scale.unique())
     lim = max(1.0, float(100 * cp.sim_gain.abs().max()))
     norm = TwoSlopeNorm(vmin=-lim, vcenter=0.0, vmax=lim)
-    fig, axes = plt.subplots(1, len(scales), figsize=(4.6 * len(scales) + 1, 4.2), layout="constrained", squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(scales), figsize=(4.6 * len(scales) + 1, 4.2), layout="constrained", squeeze=False
+    )
     for ax, bs in zip(axes[0], scales):
         g = cp[cp.byte_scale == bs]
         loads, bws = sorted(g.load.unique()), sorted(g.bandwidth_gbps.unique())
@@ -340,17 +443,28 @@ def plot_gain_map(rows: pd.DataFrame, *, title: str = "") -> Any:
                 ax.text(j, i, "no split", ha="center", va="center", fontsize=8, color="0.3")
                 continue
             # x: every seed refutes the predicted sign; ?: the seeds disagree; P: every seed refutes the paper pricing
-            marks = {"refuted": "  x", "unresolved": "  ?"}.get(r.verdict, "") + \
-                    ("  P" if paper.loc[(bs, r.bandwidth_gbps, r.load), "verdict"] == "refuted" else "")
-            ax.text(j, i, f"{100 * r.sim_gain:+.1f}%{marks}\n{100 * r.sim_gain_min:+.1f}..{100 * r.sim_gain_max:+.1f}"
-                    f"\n{int(r.split_subgraphs)} split", ha="center", va="center", fontsize=7.5,
-                    color="white" if abs(100 * r.sim_gain) > 0.6 * lim else "black")
+            marks = {"refuted": "  x", "unresolved": "  ?"}.get(r.verdict, "") + (
+                "  P" if paper.loc[(bs, r.bandwidth_gbps, r.load), "verdict"] == "refuted" else ""
+            )
+            ax.text(
+                j,
+                i,
+                f"{100 * r.sim_gain:+.1f}%{marks}\n{100 * r.sim_gain_min:+.1f}..{100 * r.sim_gain_max:+.1f}"
+                f"\n{int(r.split_subgraphs)} split",
+                ha="center",
+                va="center",
+                fontsize=7.5,
+                color="white" if abs(100 * r.sim_gain) > 0.6 * lim else "black",
+            )
         ax.set_xticks(range(len(bws)), [f"{b:g}" for b in bws])
         ax.set_yticks(range(len(loads)), [f"{x:g}" for x in loads])
         ax.set_xlabel("link bandwidth (Gbit/s)")
         ax.set_ylabel("compute load")
         ax.set_title(f"branch data x{bs:g}")
     fig.colorbar(im, ax=axes[0].tolist(), label="simulated gain vs keep-together (%, < 0: Nona faster)")
-    fig.suptitle(title or "Where Nona's split pays (x: sign refuted by every seed, ?: seeds disagree, "
-                          "P: paper pricing refuted)")
+    fig.suptitle(
+        title
+        or "Where Nona's split pays (x: sign refuted by every seed, ?: seeds disagree, "
+        "P: paper pricing refuted)"
+    )
     return fig

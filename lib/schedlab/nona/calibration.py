@@ -58,8 +58,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from schedlab.nona.experiments import (DEFAULT_MODELS, FigureSweep, background_no_wait, gain_summary,
-                                       placement_table, ratio_table, sweep)
+from schedlab.nona.experiments import (
+    DEFAULT_MODELS,
+    FigureSweep,
+    background_no_wait,
+    gain_summary,
+    placement_table,
+    ratio_table,
+    sweep,
+)
 
 #: the baselines whose factors the paper prints (Decima has its own stage and window)
 BASELINES = ("spark_fair", "opportunistic", "random")
@@ -113,7 +120,9 @@ def grid(levels: Mapping[str, Sequence[Any]], base: Reading | None = None) -> li
     if bad:
         raise ValueError(f"unknown calibration factor(s) {bad}; expected some of {sorted(known)}")
     names = list(levels)
-    return [replace(base, **dict(zip(names, combo))) for combo in itertools.product(*(levels[n] for n in names))]
+    return [
+        replace(base, **dict(zip(names, combo))) for combo in itertools.product(*(levels[n] for n in names))
+    ]
 
 
 @dataclass(frozen=True)
@@ -131,7 +140,9 @@ class Design:
     schemes: tuple[str, ...] = ("nona", *BASELINES)
     table1_loads: tuple[float, ...] = (0.2, 0.5, 0.8)  # Table I's low/medium/high (params nona.table1)
     table1_bandwidth_gbps: float = 80.0
-    table1_background_mb: float = 20.0  # section II's example (params nona.table1.background_mb), not section IV's 100:1
+    table1_background_mb: float = (
+        20.0  # section II's example (params nona.table1.background_mb), not section IV's 100:1
+    )
     max_jobs: int = 20000  # per simulation: a reading whose jobs are tiny gets a shorter window (see window)
 
     def points(self) -> list[dict[str, float]]:
@@ -150,8 +161,9 @@ def gains(rows: pd.DataFrame, jobs: Mapping[tuple, pd.DataFrame], design: Design
     fig4 = rows[(rows.load == design.fig4_load) & rows.bandwidth_gbps.isin(design.fig4_bandwidths)]
     fig5 = rows[(rows.load == design.fig5_load) & (rows.bandwidth_gbps == bw)]
     g3 = gain_summary(fig3, "load", {"avg": "mean_jct_s", "p99": "p99_jct_s"}, BASELINES)
-    g4 = gain_summary(fig4, "bandwidth_gbps", {"avg": "mean_jct_s", "inference_avg": "inference_mean_jct_s"},
-                      BASELINES)
+    g4 = gain_summary(
+        fig4, "bandwidth_gbps", {"avg": "mean_jct_s", "inference_avg": "inference_mean_jct_s"}, BASELINES
+    )
     r5 = ratio_table(fig5, "load", "inference_p99_jct_s")
     out: dict[str, float] = {}
     for s in g3["avg"]:
@@ -183,7 +195,9 @@ def table1_shares(reading: Reading, design: Design) -> dict[str, float]:
     kw["background_comm_bytes"] = design.table1_background_mb * 1e6
     out = {}
     for ident, load in zip(TABLE1_IDS, design.table1_loads):
-        res = solve(build_workload(classes=[job_f()], load=load, cluster=cluster, **kw), cluster, method="global")
+        res = solve(
+            build_workload(classes=[job_f()], load=load, cluster=cluster, **kw), cluster, method="global"
+        )
         out[ident] = distributed_share(res, "f")
     out[TABLE1_SHAPE] = float(table1_shape(*(out[i] for i in TABLE1_IDS)))
     return out
@@ -217,8 +231,12 @@ def window(reading: Reading, design: Design) -> float:
 
     cluster = Cluster(servers=design.servers, bandwidth_gbps=design.bandwidth_gbps)
     busiest = max(p["load"] for p in design.points())
-    rate = sum(j.arrival_rate for j in build_workload(list(design.models), load=busiest, cluster=cluster,
-                                                      **reading.workload_kwargs()))
+    rate = sum(
+        j.arrival_rate
+        for j in build_workload(
+            list(design.models), load=busiest, cluster=cluster, **reading.workload_kwargs()
+        )
+    )
     return min(reading.duration, design.max_jobs / (rate * (1 + reading.warmup_share)))
 
 
@@ -233,16 +251,25 @@ class Measured:
     window_s: float = math.nan  # the measured window used (see :func:`window`)
 
 
-def measure(reading: Reading, design: Design, tables_dir: str | Path, *, executor: Any = None,
-            progress: bool = False) -> Measured:
+def measure(
+    reading: Reading, design: Design, tables_dir: str | Path, *, executor: Any = None, progress: bool = False
+) -> Measured:
     """Simulate ``design`` under ``reading`` and measure the paper's numbers (see :func:`gains`)."""
     tables_dir = Path(tables_dir)
     tables_dir.mkdir(parents=True, exist_ok=True)
     win = window(reading, design)
     # decima_duration=None: a Decima row, if the design has one, runs the same window and warm-up as the others
-    setup = FigureSweep(schemes=design.schemes, servers=design.servers, duration=win, warmup=reading.warmup_share * win,
-                        seed=design.seed, models=design.models, workload=reading.workload_kwargs(),
-                        tables_dir=tables_dir, decima_duration=None)
+    setup = FigureSweep(
+        schemes=design.schemes,
+        servers=design.servers,
+        duration=win,
+        warmup=reading.warmup_share * win,
+        seed=design.seed,
+        models=design.models,
+        workload=reading.workload_kwargs(),
+        tables_dir=tables_dir,
+        decima_duration=None,
+    )
     rows, jobs = sweep(design.points(), setup, keep_jobs=True, executor=executor, progress=progress)
     fig5 = {k: v for k, v in jobs.items() if k[0] == design.fig5_load and k[1] == design.bandwidth_gbps}
     values = {**gains(rows, fig5, design), **table1_shares(reading, design)}
@@ -279,7 +306,9 @@ def check_values(values: Mapping[str, float], paper: str = "nona") -> pd.DataFra
     out = []
     for ident, ours in values.items():
         spec = calibration_spec(ident, specs)
-        out.append({"id": ident, "paper": spec["paper"], "ours": ours, "verdict": check(ours, spec["paper"], spec)})
+        out.append(
+            {"id": ident, "paper": spec["paper"], "ours": ours, "verdict": check(ours, spec["paper"], spec)}
+        )
     return pd.DataFrame(out)
 
 
@@ -291,7 +320,9 @@ def is_fitting(ident: str, fit_on: Sequence[str]) -> bool:
 def _log_error(fit: pd.DataFrame) -> float:
     """Mean |log(ours / paper)| over the gain factors (the tie-break between readings)."""
     g = fit[fit.id.str.contains("gain") & (fit.ours > 0)]
-    return float(np.mean(np.abs(np.log(g.ours.astype(float) / g.paper.astype(float))))) if len(g) else math.inf
+    return (
+        float(np.mean(np.abs(np.log(g.ours.astype(float) / g.paper.astype(float))))) if len(g) else math.inf
+    )
 
 
 #: the verdicts of numbers with a tolerance (the rest are shown only)
@@ -305,8 +336,12 @@ def _counts(fit: pd.DataFrame, fit_on: Sequence[str]) -> dict[str, int]:
     fitting = asserted.id.map(lambda i: is_fitting(i, fit_on))
     held = asserted[~fitting]
     asserted = asserted[fitting]
-    return {"within": int((asserted.verdict == "yes").sum()), "asserted": int(len(asserted)),
-            "held_within": int((held.verdict == "yes").sum()), "held_asserted": int(len(held))}
+    return {
+        "within": int((asserted.verdict == "yes").sum()),
+        "asserted": int(len(asserted)),
+        "held_within": int((held.verdict == "yes").sum()),
+        "held_asserted": int(len(held)),
+    }
 
 
 def fit_table(measured: Sequence[Measured], fit_on: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -322,15 +357,24 @@ def fit_table(measured: Sequence[Measured], fit_on: Sequence[str]) -> tuple[pd.D
         fit = check_values(m.values).assign(reading=m.reading.name)
         fit["fitting"] = fit.id.map(lambda i: is_fitting(i, fit_on))
         long.append(fit)
-        summary.append({"reading": m.reading.name, **asdict(m.reading), **_counts(fit, fit_on),
-                        "log_error": _log_error(fit[fit.fitting]), "mixed_points": m.mixed_points,
-                        "window_s": m.window_s,
-                        "min_inference_jobs": int(m.rows.inference_jobs.min())})
+        summary.append(
+            {
+                "reading": m.reading.name,
+                **asdict(m.reading),
+                **_counts(fit, fit_on),
+                "log_error": _log_error(fit[fit.fitting]),
+                "mixed_points": m.mixed_points,
+                "window_s": m.window_s,
+                "min_inference_jobs": int(m.rows.inference_jobs.min()),
+            }
+        )
     table = pd.DataFrame(summary).sort_values(["within", "log_error"], ascending=[False, True], kind="stable")
     return table.reset_index(drop=True), pd.concat(long, ignore_index=True)
 
 
-def seed_spread(measured: Sequence[tuple[int, Measured]], fit_on: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def seed_spread(
+    measured: Sequence[tuple[int, Measured]], fit_on: Sequence[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """How much of a fit is the simulation's seed: ``(per_reading, per_number)``.
 
     ``measured`` holds ``(seed, Measured)`` pairs, several seeds per reading. ``per_reading``:
@@ -353,18 +397,39 @@ def seed_spread(measured: Sequence[tuple[int, Measured]], fit_on: Sequence[str])
     rows, longs = [], []
     for seed, m in measured:
         fit = check_values(m.values)
-        rows.append({"reading": m.reading.name, "seed": seed, **_counts(fit, fit_on),
-                     "min_inference_jobs": int(m.rows.inference_jobs.min())})
+        rows.append(
+            {
+                "reading": m.reading.name,
+                "seed": seed,
+                **_counts(fit, fit_on),
+                "min_inference_jobs": int(m.rows.inference_jobs.min()),
+            }
+        )
         longs.append(fit[fit.verdict.isin(ASSERTED)].assign(reading=m.reading.name, seed=seed))
     per_seed = pd.DataFrame(rows)
-    per_reading = per_seed.groupby("reading", sort=False).agg(
-        seeds=("seed", "nunique"), within_min=("within", "min"), within_mean=("within", "mean"),
-        within_max=("within", "max"), asserted=("asserted", "max"), held_min=("held_within", "min"),
-        held_max=("held_within", "max"), held_asserted=("held_asserted", "max"),
-        min_inference_jobs=("min_inference_jobs", "min")).reset_index()
+    per_reading = (
+        per_seed.groupby("reading", sort=False)
+        .agg(
+            seeds=("seed", "nunique"),
+            within_min=("within", "min"),
+            within_mean=("within", "mean"),
+            within_max=("within", "max"),
+            asserted=("asserted", "max"),
+            held_min=("held_within", "min"),
+            held_max=("held_within", "max"),
+            held_asserted=("held_asserted", "max"),
+            min_inference_jobs=("min_inference_jobs", "min"),
+        )
+        .reset_index()
+    )
     long = pd.concat(longs, ignore_index=True)
-    per_number = (long.assign(yes=long.verdict.eq("yes")).groupby(["reading", "id"], sort=False).yes.mean()
-                  .rename("yes_share").reset_index())
+    per_number = (
+        long.assign(yes=long.verdict.eq("yes"))
+        .groupby(["reading", "id"], sort=False)
+        .yes.mean()
+        .rename("yes_share")
+        .reset_index()
+    )
     return per_reading, per_number
 
 
@@ -408,15 +473,20 @@ def reading_of(kwargs: Mapping[str, Any], duration: float, warmup_share: float =
     kw = normalise_kwargs(kwargs)
     stated = sorted(set(kw) & {"background_comm_bytes", "background_ratio"})
     if stated:
-        raise ValueError(f"workload arguments {stated} change a value the paper states (inference-to-background "
-                         f"arrival rates {STATED['background_ratio']:g}:1, section IV-A); the calibration never fits them")
+        raise ValueError(
+            f"workload arguments {stated} change a value the paper states (inference-to-background "
+            f"arrival rates {STATED['background_ratio']:g}:1, section IV-A); the calibration never fits them"
+        )
     unknown = sorted(set(kw) - {"load_basis", "per_sample", "time_scale"})
     if unknown or set(kw.get("time_scale", {})) - {"gpt2"}:
         raise ValueError(f"workload arguments the calibration does not vary: {unknown or kw['time_scale']}")
-    return Reading(load_basis=kw.get("load_basis", "server"),
-                   per_sample=bool(kw.get("per_sample", False)),
-                   gpt2_time_scale=kw.get("time_scale", {}).get("gpt2", 1.0), duration=duration,
-                   warmup_share=warmup_share)
+    return Reading(
+        load_basis=kw.get("load_basis", "server"),
+        per_sample=bool(kw.get("per_sample", False)),
+        gpt2_time_scale=kw.get("time_scale", {}).get("gpt2", 1.0),
+        duration=duration,
+        warmup_share=warmup_share,
+    )
 
 
 def plot_fit(summary: pd.DataFrame, long: pd.DataFrame, *, max_rows: int = 24) -> Any:
@@ -429,18 +499,38 @@ def plot_fit(summary: pd.DataFrame, long: pd.DataFrame, *, max_rows: int = 24) -
     fitting = dict(zip(long.id, long.fitting))
     ids = sorted(dict.fromkeys(long.id), key=lambda i: not fitting[i])  # the fitting set first
     code = {"yes": 2, "no": 0}
-    grid_ = (long[long.reading.isin(names)].assign(v=lambda d: d.verdict.map(code).fillna(1))
-             .pivot(index="reading", columns="id", values="v").reindex(index=names, columns=ids))
+    grid_ = (
+        long[long.reading.isin(names)]
+        .assign(v=lambda d: d.verdict.map(code).fillna(1))
+        .pivot(index="reading", columns="id", values="v")
+        .reindex(index=names, columns=ids)
+    )
     fig, ax = plt.subplots(figsize=(0.32 * len(ids) + 5.5, 0.3 * len(names) + 2.2))
-    ax.imshow(grid_.to_numpy(dtype=float), cmap=ListedColormap(["#d9534f", "#cccccc", "#5cb85c"]), vmin=0, vmax=2,
-              aspect="auto")
-    ax.set_xticks(range(len(ids)), [("fit: " if fitting[i] else "") + i for i in ids], rotation=90, fontsize=7)
+    ax.imshow(
+        grid_.to_numpy(dtype=float),
+        cmap=ListedColormap(["#d9534f", "#cccccc", "#5cb85c"]),
+        vmin=0,
+        vmax=2,
+        aspect="auto",
+    )
+    ax.set_xticks(
+        range(len(ids)), [("fit: " if fitting[i] else "") + i for i in ids], rotation=90, fontsize=7
+    )
     n_fit = sum(fitting[i] for i in ids)
     ax.axvline(n_fit - 0.5, color="black", lw=1.5)
     s = summary.set_index("reading")
-    ax.set_yticks(range(len(names)), [f"{n}  (fit {s.within[n]}/{s.asserted[n]}, held out "
-                                      f"{s.held_within[n]}/{s.held_asserted[n]})" for n in names], fontsize=7)
-    ax.set_title("Which paper numbers each reading reproduces (green: within tolerance). Left of the line: the "
-                 "fitting set (readings ranked on it); right: held out", fontsize=9)
+    ax.set_yticks(
+        range(len(names)),
+        [
+            f"{n}  (fit {s.within[n]}/{s.asserted[n]}, held out {s.held_within[n]}/{s.held_asserted[n]})"
+            for n in names
+        ],
+        fontsize=7,
+    )
+    ax.set_title(
+        "Which paper numbers each reading reproduces (green: within tolerance). Left of the line: the "
+        "fitting set (readings ranked on it); right: held out",
+        fontsize=9,
+    )
     fig.tight_layout()
     return fig

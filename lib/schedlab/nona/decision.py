@@ -128,8 +128,11 @@ class OptionList(Sequence):
     def __init__(self, items: Sequence[Node], together_only: bool = False):
         self._items = tuple(items)
         # together_only: Omega_t cut to its first option (see :func:`options`, ``oversized``)
-        self._table = (((tuple(range(len(self._items))),), 0, 0),) if together_only else \
-            _index_options(len(self._items))
+        self._table = (
+            (((tuple(range(len(self._items))),), 0, 0),)
+            if together_only
+            else _index_options(len(self._items))
+        )
 
     @property
     def together_only(self) -> bool:
@@ -157,7 +160,11 @@ class OptionList(Sequence):
             yield Option(part, k, l)
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Sequence) and len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return (
+            isinstance(other, Sequence)
+            and len(self) == len(other)
+            and all(a == b for a, b in zip(self, other))
+        )
 
     def __hash__(self) -> int:
         return hash((self._items, len(self._table)))
@@ -180,16 +187,20 @@ def options(sub: Subgraph, max_options: int = DEFAULT_MAX_OPTIONS, oversized: st
     list's ``together_only`` is True).
     """
     if sub.source is None or sub.sink is None:
-        raise ValueError(f"subgraph {sub} has no single source/sink: Nona needs one root and one sink per DAG")
+        raise ValueError(
+            f"subgraph {sub} has no single source/sink: Nona needs one root and one sink per DAG"
+        )
     if oversized not in OVERSIZED:
         raise ValueError(f"oversized must be one of {OVERSIZED}, got {oversized!r}")
     n = omega_size(len(sub.intermediate))
     if n > max_options:
         if oversized == "keep_together":
             return OptionList(sub.intermediate, together_only=True)
-        raise ValueError(f"subgraph {sub.source}->{sub.sink} has {len(sub.intermediate)} intermediate tasks: "
-                         f"|Omega_t| = {n} options exceeds max_options={max_options} (oversized='keep_together' "
-                         "keeps such a subgraph on one server instead)")
+        raise ValueError(
+            f"subgraph {sub.source}->{sub.sink} has {len(sub.intermediate)} intermediate tasks: "
+            f"|Omega_t| = {n} options exceeds max_options={max_options} (oversized='keep_together' "
+            "keeps such a subgraph on one server instead)"
+        )
     return OptionList(sub.intermediate)
 
 
@@ -202,16 +213,19 @@ class ClassSpace:
     options: tuple[OptionList, ...]
 
 
-def class_space(name: str, dag: nx.DiGraph, max_options: int = DEFAULT_MAX_OPTIONS,
-                oversized: str = "error") -> ClassSpace:
+def class_space(
+    name: str, dag: nx.DiGraph, max_options: int = DEFAULT_MAX_OPTIONS, oversized: str = "error"
+) -> ClassSpace:
     """Split ``dag`` (contracted) at bottlenecks and enumerate Omega_t per subgraph (``oversized``:
     see :func:`options`)."""
     roots = [n for n in dag if dag.in_degree(n) == 0]
     sinks = [n for n in dag if dag.out_degree(n) == 0]
     if len(roots) != 1 or len(sinks) != 1:
-        raise ValueError(f"{name}: Nona needs a DAG with exactly one root and one sink, got roots {roots} "
-                         f"and sinks {sinks}; schedlab.nona.workload.close_dag adds a zero-cost virtual root "
-                         "and sink (inference_classes does it for every model)")
+        raise ValueError(
+            f"{name}: Nona needs a DAG with exactly one root and one sink, got roots {roots} "
+            f"and sinks {sinks}; schedlab.nona.workload.close_dag adds a zero-cost virtual root "
+            "and sink (inference_classes does it for every model)"
+        )
     subs = tuple(bottleneck_subgraphs(dag))
     return ClassSpace(name, subs, tuple(options(s, max_options, oversized) for s in subs))
 

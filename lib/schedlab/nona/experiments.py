@@ -45,7 +45,13 @@ from schedlab import paths
 from schedlab.nona.schedulers import SCHEMES, SchemeUnavailable, make_scheduler
 from schedlab.nona.tables import check_tables_match, load_tables, solve_tables
 
-DEFAULT_MODELS = ("gpt2", "densenet121", "vgg16", "alexnet", "resnet18")  # Table II; GPT-2 from the trace stage
+DEFAULT_MODELS = (
+    "gpt2",
+    "densenet121",
+    "vgg16",
+    "alexnet",
+    "resnet18",
+)  # Table II; GPT-2 from the trace stage
 TABLE_SCHEMES = ("nona", "nona_star", "expert")
 #: the two Decima rows; their policy network runs at every scheduling decision, so the figures
 #: give them a shorter measured window than the other schemes
@@ -59,8 +65,14 @@ NONA_TABLES_NAME = "nona_load{load:g}_bw{bandwidth_gbps:g}.json"
 # --------------------------------------------------------------------------------------
 
 
-def check_point(scheme: str, load: float, bandwidth_gbps: float, servers: int, duration: float,
-                tables: str | Path | dict | None = None) -> None:
+def check_point(
+    scheme: str,
+    load: float,
+    bandwidth_gbps: float,
+    servers: int,
+    duration: float,
+    tables: str | Path | dict | None = None,
+) -> None:
     """Refuse a bad experiment point with a clear message before anything is built or run.
 
     >>> check_point("random", 1.2, 10.0, 80, 60.0)
@@ -71,8 +83,10 @@ def check_point(scheme: str, load: float, bandwidth_gbps: float, servers: int, d
     if scheme not in SCHEMES:
         raise ValueError(f"unknown scheme {scheme!r}; expected one of {', '.join(SCHEMES)}")
     if not (0 < load < 1):
-        raise ValueError(f"load must be in (0, 1): the compute load sum_j lambda_j S_j / N; got {load} "
-                         "(>= 1 the servers are unstable)")
+        raise ValueError(
+            f"load must be in (0, 1): the compute load sum_j lambda_j S_j / N; got {load} "
+            "(>= 1 the servers are unstable)"
+        )
     if not (bandwidth_gbps > 0 and math.isfinite(bandwidth_gbps)):
         raise ValueError(f"bandwidth must be a positive number of Gbit/s, got {bandwidth_gbps}")
     if not (isinstance(servers, int) and servers >= 1):
@@ -81,18 +95,32 @@ def check_point(scheme: str, load: float, bandwidth_gbps: float, servers: int, d
         raise ValueError(f"duration must be > 0 seconds, got {duration}")
     if scheme in TABLE_SCHEMES:
         if tables is None:
-            raise FileNotFoundError(f"scheme {scheme!r} needs probability tables: pass the optimiser's JSON "
-                                    "(`schedlab nona solve --json`)")
+            raise FileNotFoundError(
+                f"scheme {scheme!r} needs probability tables: pass the optimiser's JSON "
+                "(`schedlab nona solve --json`)"
+            )
         if not isinstance(tables, dict) and not Path(tables).is_file():
-            raise FileNotFoundError(f"scheme {scheme!r}: the optimiser output {tables} does not exist; "
-                                    "produce it with `schedlab nona solve --json` first")
+            raise FileNotFoundError(
+                f"scheme {scheme!r}: the optimiser output {tables} does not exist; "
+                "produce it with `schedlab nona solve --json` first"
+            )
 
 
-def run_point(scheme: str, *, load: float, bandwidth_gbps: float = 10.0, servers: int = 80,
-              duration: float = 60.0, warmup: float | None = None, seed: int = 0,
-              models: Sequence[str] = DEFAULT_MODELS, tables: str | Path | dict | None = None,
-              workload_kwargs: dict | None = None, decima_weights: str | Path | None = None,
-              progress: bool = False):
+def run_point(
+    scheme: str,
+    *,
+    load: float,
+    bandwidth_gbps: float = 10.0,
+    servers: int = 80,
+    duration: float = 60.0,
+    warmup: float | None = None,
+    seed: int = 0,
+    models: Sequence[str] = DEFAULT_MODELS,
+    tables: str | Path | dict | None = None,
+    workload_kwargs: dict | None = None,
+    decima_weights: str | Path | None = None,
+    progress: bool = False,
+):
     """Build the workload of section IV-B at ``load`` and simulate ``scheme`` on it.
 
     ``warmup`` defaults to ``0.1 * duration``. Same ``seed`` -> same arrivals for all schemes.
@@ -110,10 +138,18 @@ def run_point(scheme: str, *, load: float, bandwidth_gbps: float = 10.0, servers
         # Nona's tables must be solved for this very workload; Nona* only needs every class
         tables = tables if isinstance(tables, dict) else load_tables(tables)
         check_tables_match(tables, w, cluster, same_point=scheme == "nona")
-    sch = make_scheduler(scheme, tables=tables, seed=seed, compute_rate=cluster.compute_rate,
-                         decima_weights=decima_weights)
-    return simulate(w, cluster, sch, duration=duration, warmup=0.1 * duration if warmup is None else warmup,
-                    rng=np.random.default_rng(seed), progress=progress)
+    sch = make_scheduler(
+        scheme, tables=tables, seed=seed, compute_rate=cluster.compute_rate, decima_weights=decima_weights
+    )
+    return simulate(
+        w,
+        cluster,
+        sch,
+        duration=duration,
+        warmup=0.1 * duration if warmup is None else warmup,
+        rng=np.random.default_rng(seed),
+        progress=progress,
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -134,8 +170,14 @@ def repo_path(path: str | Path) -> Path:
     return paths.ROOT / Path(path)
 
 
-def sweep(points: Sequence[dict], setup: "FigureSweep", *, keep_jobs: bool = False, executor: Any = None,
-          progress: bool = True) -> tuple[pd.DataFrame, dict]:
+def sweep(
+    points: Sequence[dict],
+    setup: "FigureSweep",
+    *,
+    keep_jobs: bool = False,
+    executor: Any = None,
+    progress: bool = True,
+) -> tuple[pd.DataFrame, dict]:
     """Simulate every scheme of ``setup`` at every point ``{"load": x, "bandwidth_gbps": b}``.
 
     Nona's tables are solved per point (the optimiser run on the point's own workload), Nona*'s
@@ -198,13 +240,19 @@ def _star_tables(setup: "FigureSweep") -> Path:
     if "nona_star" in setup.schemes:
         load, bw = setup.star_point
         c0 = Cluster(servers=setup.servers, bandwidth_gbps=float(bw))
-        solve_tables(build_workload(list(setup.models), load=load, cluster=c0, **setup.workload), c0, path,
-                     load=load, method=setup.optimiser_method)
+        solve_tables(
+            build_workload(list(setup.models), load=load, cluster=c0, **setup.workload),
+            c0,
+            path,
+            load=load,
+            method=setup.optimiser_method,
+        )
     return path
 
 
-def _simulate_cell(cell: tuple[float, float, str], st: "FigureSweep",
-                   keep_jobs: bool) -> tuple[dict, pd.DataFrame | None]:
+def _simulate_cell(
+    cell: tuple[float, float, str], st: "FigureSweep", keep_jobs: bool
+) -> tuple[dict, pd.DataFrame | None]:
     """One (load, bandwidth, scheme) of a sweep: its row and, if kept, its per-job records."""
     from schedlab.nona.sim import simulate
     from schedlab.nona.workload import Cluster, build_workload
@@ -241,8 +289,13 @@ def _cell_scheduler(s: str, load: float, bw: float, w, cluster, st: "FigureSweep
         if st.nona_tables is not None:
             path = repo_path(st.nona_tables.format(load=load, bandwidth_gbps=bw))
         else:
-            path = solve_tables(w, cluster, Path(st.tables_dir) / NONA_TABLES_NAME.format(load=load, bandwidth_gbps=bw),
-                                load=load, method=st.optimiser_method)
+            path = solve_tables(
+                w,
+                cluster,
+                Path(st.tables_dir) / NONA_TABLES_NAME.format(load=load, bandwidth_gbps=bw),
+                load=load,
+                method=st.optimiser_method,
+            )
         doc = load_tables(path)
         check_tables_match(doc, w, cluster)
         return make_scheduler("nona", tables=doc), path
@@ -264,12 +317,26 @@ def _expert_tables(load: float, bw: float, w, cluster, st: "FigureSweep", row: d
     from schedlab.nona import expert
 
     ed = st.expert_duration or st.duration
-    ex = expert.search(w, cluster, duration=ed, warmup=0.1 * ed, budget=st.expert_budget, search_seed=st.expert_seed)
+    ex = expert.search(
+        w, cluster, duration=ed, warmup=0.1 * ed, budget=st.expert_budget, search_seed=st.expert_seed
+    )
     path = Path(st.tables_dir) / f"expert_{_tag(load, bw)}.json"
-    atomic_write_json(path, {**ex.tables, "search": {
-        "method": ex.method, "budget": st.expert_budget, "evaluations": ex.evaluations,
-        "duration_s": ed, "seed": st.expert_seed, "score_mean_jct_s": ex.score,
-        "p_split": {"|".join(map(str, k)): v for k, v in ex.p.items()}, "log": ex.log}})
+    atomic_write_json(
+        path,
+        {
+            **ex.tables,
+            "search": {
+                "method": ex.method,
+                "budget": st.expert_budget,
+                "evaluations": ex.evaluations,
+                "duration_s": ed,
+                "seed": st.expert_seed,
+                "score_mean_jct_s": ex.score,
+                "p_split": {"|".join(map(str, k)): v for k, v in ex.p.items()},
+                "log": ex.log,
+            },
+        },
+    )
     row["expert_evaluations"] = ex.evaluations
     return path
 
@@ -353,13 +420,21 @@ class FigureSweep:
         if unknown or isinstance(self.schemes, str):
             bad = unknown[0] if unknown else self.schemes
             raise ValueError(f"FigureSweep: unknown scheme {bad!r}; expected one of {', '.join(SCHEMES)}")
-        if not (isinstance(self.servers, (int, np.integer)) and not isinstance(self.servers, bool)
-                and self.servers >= 1):
+        if not (
+            isinstance(self.servers, (int, np.integer))
+            and not isinstance(self.servers, bool)
+            and self.servers >= 1
+        ):
             raise ValueError(f"FigureSweep: servers must be a positive integer, got {self.servers!r}")
         canonical = {
-            "schemes": tuple(self.schemes), "servers": int(self.servers), "duration": float(self.duration),
-            "seed": int(self.seed), "models": tuple(self.models), "workload": dict(self.workload),
-            "expert_budget": int(self.expert_budget), "expert_seed": int(self.expert_seed),
+            "schemes": tuple(self.schemes),
+            "servers": int(self.servers),
+            "duration": float(self.duration),
+            "seed": int(self.seed),
+            "models": tuple(self.models),
+            "workload": dict(self.workload),
+            "expert_budget": int(self.expert_budget),
+            "expert_seed": int(self.expert_seed),
             "expert_duration": None if self.expert_duration is None else float(self.expert_duration),
             "decima_duration": None if self.decima_duration is None else float(self.decima_duration),
             "warmup": None if self.warmup is None else float(self.warmup),
@@ -384,13 +459,16 @@ class FigureSweep:
             return 0.1 * self.decima_duration
         return 0.1 * self.duration if self.warmup is None else self.warmup
 
-    def run(self, points: Sequence[dict], *, keep_jobs: bool = False, executor: Any = None,
-            progress: bool = True) -> tuple[pd.DataFrame, dict]:
+    def run(
+        self, points: Sequence[dict], *, keep_jobs: bool = False, executor: Any = None, progress: bool = True
+    ) -> tuple[pd.DataFrame, dict]:
         """:func:`sweep` over ``points`` with these settings."""
         return sweep(points, self, keep_jobs=keep_jobs, executor=executor, progress=progress)
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any], tables_dir: str | Path, **overrides: Any) -> "FigureSweep":
+    def from_params(
+        cls, params: Mapping[str, Any], tables_dir: str | Path, **overrides: Any
+    ) -> "FigureSweep":
         """The sweep a figure's parameters describe: every field taken by name from ``params``
         (its ``params.yaml`` section, or a notebook's ``globals()``), other keys ignored.
 
@@ -408,8 +486,15 @@ class FigureSweep:
         """A copy with some settings changed (e.g. another workload for a sensitivity sweep)."""
         return replace(self, **changes)
 
-    def regime(self, points: Sequence[dict], key: str, workload: Mapping, tables_dir: str | Path,
-               baselines: Sequence[str], columns: Mapping[str, str]) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
+    def regime(
+        self,
+        points: Sequence[dict],
+        key: str,
+        workload: Mapping,
+        tables_dir: str | Path,
+        baselines: Sequence[str],
+        columns: Mapping[str, str],
+    ) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
         """The same sweep in another workload regime (e.g. light background traffic, where Nona's
         tables split): every scheme but Decima (its window belongs to the main sweep), Nona's and
         Nona*'s tables solved here into ``tables_dir``. Returns the rows, their gains
@@ -417,8 +502,13 @@ class FigureSweep:
         ``mixed_subgraphs``: per value of ``key``, how many subgraphs Nona places stochastically)
         and Nona's and Nona*'s placements (:func:`placement_table`)."""
         schemes = [s for s in self.schemes if s not in DECIMA_SCHEMES]
-        rows, _ = self.with_changes(schemes=schemes, workload={**self.workload, **workload}, tables_dir=tables_dir,
-                                    nona_tables=None, star_tables=None).run(points)
+        rows, _ = self.with_changes(
+            schemes=schemes,
+            workload={**self.workload, **workload},
+            tables_dir=tables_dir,
+            nona_tables=None,
+            star_tables=None,
+        ).run(points)
         gains = gain_summary(rows, key, columns, [s for s in baselines if s in schemes])
         gains["expert_gap"] = expert_gap(rows, key)
         gains["workload"] = dict(workload)
@@ -443,16 +533,27 @@ class FigureSweep:
         if tabs is None:  # the tables the sweep solved, per point
             tabs = str(Path(self.tables_dir).resolve() / NONA_TABLES_NAME)
         pts = rows[["load", "bandwidth_gbps"]].drop_duplicates().to_dict("records")
-        nona_only = self.with_changes(schemes=("nona",), duration=self.decima_duration, nona_tables=tabs,
-                                      star_tables=None, warmup=None, decima_duration=None)
+        nona_only = self.with_changes(
+            schemes=("nona",),
+            duration=self.decima_duration,
+            nona_tables=tabs,
+            star_tables=None,
+            warmup=None,
+            decima_duration=None,
+        )
         nona_rows, _ = sweep(pts, nona_only, executor=executor, progress=False)
-        return same_window_gains(rows, nona_rows, ran, window_s=float(self.decima_duration),
-                                 other_window_s=float(self.duration))
+        return same_window_gains(
+            rows, nona_rows, ran, window_s=float(self.decima_duration), other_window_s=float(self.duration)
+        )
 
 
 #: columns of the same-window comparison and their names in the gains JSON
-SAME_WINDOW_COLUMNS = (("mean_jct_s", "avg"), ("p99_jct_s", "p99"), ("inference_mean_jct_s", "inference_avg"),
-                       ("inference_p99_jct_s", "inference_p99"))
+SAME_WINDOW_COLUMNS = (
+    ("mean_jct_s", "avg"),
+    ("p99_jct_s", "p99"),
+    ("inference_mean_jct_s", "inference_avg"),
+    ("inference_p99_jct_s", "inference_p99"),
+)
 
 
 def decima_ran(rows: pd.DataFrame) -> list[str]:
@@ -460,15 +561,23 @@ def decima_ran(rows: pd.DataFrame) -> list[str]:
     return [s for s in DECIMA_SCHEMES if (rows[rows.scheme == s].status == "ok").any()]
 
 
-def same_window_gains(rows: pd.DataFrame, nona_rows: pd.DataFrame, schemes: Sequence[str], *,
-                      window_s: float, other_window_s: float) -> dict:
+def same_window_gains(
+    rows: pd.DataFrame,
+    nona_rows: pd.DataFrame,
+    schemes: Sequence[str],
+    *,
+    window_s: float,
+    other_window_s: float,
+) -> dict:
     """Largest ratio scheme / Nona over the points, Nona re-run on the schemes' window
     (``nona_rows``); the ``same_window`` entry of a figure's gains JSON."""
     key = ["load", "bandwidth_gbps"]
     base = nona_rows.set_index(key)
     same: dict[str, Any] = {"window_s": window_s, "other_schemes_window_s": other_window_s}
     for col, tag in SAME_WINDOW_COLUMNS:
-        same[tag] = {s: float((rows[rows.scheme == s].set_index(key)[col] / base[col]).max()) for s in schemes}
+        same[tag] = {
+            s: float((rows[rows.scheme == s].set_index(key)[col] / base[col]).max()) for s in schemes
+        }
     return same
 
 
@@ -559,7 +668,9 @@ def background_no_wait(jobs: pd.DataFrame) -> float:
     return float((b.jct <= b.jct.min() * (1 + 1e-9)).mean()) if len(b) else float("nan")
 
 
-def placement_table(rows: pd.DataFrame, schemes: Sequence[str] = ("nona", "nona_star", "expert")) -> pd.DataFrame:
+def placement_table(
+    rows: pd.DataFrame, schemes: Sequence[str] = ("nona", "nona_star", "expert")
+) -> pd.DataFrame:
     """What the probability tables of a sweep decide: one row per (point, scheme, subgraph) with
     ``load``, ``bandwidth_gbps``, ``scheme``, ``class``, ``subgraph`` (``source->sink``),
     ``p_split``, ``options`` and ``mixed`` (:func:`schedlab.nona.tables.placement_shares`), read
@@ -573,20 +684,35 @@ def placement_table(rows: pd.DataFrame, schemes: Sequence[str] = ("nona", "nona_
         path = Path(r.tables)
         doc = json.loads((path if path.is_absolute() else paths.ROOT / path).read_text())
         for sh in placement_shares(doc):
-            out.append({"load": r.load, "bandwidth_gbps": r.bandwidth_gbps, "scheme": r.scheme,
-                        "class": sh["class"], "subgraph": f"{sh['source']}->{sh['sink']}", "p_split": sh["p_split"],
-                        "options": sh["options"], "mixed": sh["mixed"]})
+            out.append(
+                {
+                    "load": r.load,
+                    "bandwidth_gbps": r.bandwidth_gbps,
+                    "scheme": r.scheme,
+                    "class": sh["class"],
+                    "subgraph": f"{sh['source']}->{sh['sink']}",
+                    "p_split": sh["p_split"],
+                    "options": sh["options"],
+                    "mixed": sh["mixed"],
+                }
+            )
     columns = ["load", "bandwidth_gbps", "scheme", "class", "subgraph", "p_split", "options", "mixed"]
     return pd.DataFrame(out, columns=columns)
 
 
-def expert_gap(rows: pd.DataFrame, key: str, schemes: Sequence[str] = ("nona", "nona_star")) -> dict[str, float]:
+def expert_gap(
+    rows: pd.DataFrame, key: str, schemes: Sequence[str] = ("nona", "nona_star")
+) -> dict[str, float]:
     """Largest relative gap of each scheme's mean JCT above the Expert's over the points."""
     present = set(rows.scheme)
     if "expert" not in present:
         return {}
     e = rows[rows.scheme == "expert"].set_index(key).mean_jct_s
-    return {s: float((rows[rows.scheme == s].set_index(key).mean_jct_s / e - 1).max()) for s in schemes if s in present}
+    return {
+        s: float((rows[rows.scheme == s].set_index(key).mean_jct_s / e - 1).max())
+        for s in schemes
+        if s in present
+    }
 
 
 def status_note(rows: pd.DataFrame) -> str:
@@ -596,8 +722,14 @@ def status_note(rows: pd.DataFrame) -> str:
     return "\n".join(f"{r.scheme}: {r.status}" for r in bad.itertuples())
 
 
-def p99_ratio(jobs: Mapping[str, pd.DataFrame], scheme: str, *, kind: str | None = None,
-              job_class: str | None = None, base: str = "nona") -> float:
+def p99_ratio(
+    jobs: Mapping[str, pd.DataFrame],
+    scheme: str,
+    *,
+    kind: str | None = None,
+    job_class: str | None = None,
+    base: str = "nona",
+) -> float:
     """p99 JCT of ``scheme``'s jobs over ``base``'s (only jobs of ``kind`` / ``job_class`` when
     given); NaN when either scheme has no run in ``jobs`` (``{scheme: per-job DataFrame}``).
 
@@ -606,6 +738,7 @@ def p99_ratio(jobs: Mapping[str, pd.DataFrame], scheme: str, *, kind: str | None
     >>> p99_ratio(j, "random", kind="inference"), p99_ratio(j, "decima")
     (3.0, nan)
     """
+
     def p99(s: str) -> float:
         if s not in jobs:
             return float("nan")
@@ -623,7 +756,9 @@ def p99_ratio(jobs: Mapping[str, pd.DataFrame], scheme: str, *, kind: str | None
 FIG5_TAIL_SCHEMES = ("spark_fair", "opportunistic", "random", "decima", "decima_retrained")
 
 
-def fig5_gains(jobs: Mapping[str, pd.DataFrame], schemes: Sequence[str], *, profile: str, paper: Mapping) -> dict:
+def fig5_gains(
+    jobs: Mapping[str, pd.DataFrame], schemes: Sequence[str], *, profile: str, paper: Mapping
+) -> dict:
     """Fig. 5's gains JSON (without ``same_window`` and ``light``, which other runs add).
 
     Parameters
@@ -673,8 +808,11 @@ def light_gains(jobs: Mapping[str, pd.DataFrame], placements: pd.DataFrame, work
         raise KeyError(f"light_gains: Nona did not run (schemes that ran: {sorted(jobs)})")
     return {
         "workload": dict(workload),
-        "inference_p99": {s: p99_ratio(jobs, s, kind="inference") for s in ("spark_fair", "opportunistic", "random")
-                          if s in jobs},
+        "inference_p99": {
+            s: p99_ratio(jobs, s, kind="inference")
+            for s in ("spark_fair", "opportunistic", "random")
+            if s in jobs
+        },
         "mixed_subgraphs": int((placements.mixed & (placements.scheme == "nona")).sum()),
     }
 
@@ -684,9 +822,18 @@ DECIMA_TIMING_COLUMNS = ("wall_s", "policy_ms_per_decision")
 DECIMA_KEY_COLUMNS = ("load", "scheme")
 
 
-def decima_jct(models: Sequence[str], loads: Sequence[float], schemes: Sequence[str], *, servers: int,
-               bandwidth_gbps: float, duration: float, warmup: float, seed: int,
-               message_passing: str) -> pd.DataFrame:
+def decima_jct(
+    models: Sequence[str],
+    loads: Sequence[float],
+    schemes: Sequence[str],
+    *,
+    servers: int,
+    bandwidth_gbps: float,
+    duration: float,
+    warmup: float,
+    seed: int,
+    message_passing: str,
+) -> pd.DataFrame:
     """Decima (public weights) next to other schemes in the Nona simulator, one row per (load, scheme).
 
     Every scheme sees the same arrivals (``numpy.random.default_rng(seed)``); Decima samples its
@@ -726,36 +873,68 @@ def decima_jct(models: Sequence[str], loads: Sequence[float], schemes: Sequence[
     for load in loads:
         wl = W.build_workload(models=tuple(models), load=load, cluster=cluster)
         for scheme in schemes:
-            records.append(_decima_row(wl, cluster, scheme, load=load, duration=duration, warmup=warmup, seed=seed,
-                                       message_passing=message_passing))
+            records.append(
+                _decima_row(
+                    wl,
+                    cluster,
+                    scheme,
+                    load=load,
+                    duration=duration,
+                    warmup=warmup,
+                    seed=seed,
+                    message_passing=message_passing,
+                )
+            )
     table = pd.DataFrame(records)
     if "policy_ms_per_decision" not in table:  # no Decima row: the time column is still there, empty
         table["policy_ms_per_decision"] = np.nan
     return table
 
 
-def _decima_row(wl: Any, cluster: Any, scheme: str, *, load: float, duration: float, warmup: float, seed: int,
-                message_passing: str) -> dict:
+def _decima_row(
+    wl: Any,
+    cluster: Any,
+    scheme: str,
+    *,
+    load: float,
+    duration: float,
+    warmup: float,
+    seed: int,
+    message_passing: str,
+) -> dict:
     """One (load, scheme) of :func:`decima_jct`: its numbers, then its wall-clock times."""
     import time
 
     from schedlab.nona.decima import LABEL, DecimaScheduler
     from schedlab.nona.sim import simulate
 
-    sched = (DecimaScheduler(rng=seed, compute_rate=cluster.compute_rate, message_passing=message_passing)
-             if scheme == "decima" else make_scheduler(scheme))
+    sched = (
+        DecimaScheduler(rng=seed, compute_rate=cluster.compute_rate, message_passing=message_passing)
+        if scheme == "decima"
+        else make_scheduler(scheme)
+    )
     t0 = time.perf_counter()
     res = simulate(wl, cluster, sched, duration=duration, warmup=warmup, rng=np.random.default_rng(seed))
     s = res.summary()
-    rec = {"load": load, "scheme": LABEL if scheme == "decima" else scheme, "jobs": s["jobs"],
-           "mean_jct_s": s["mean_jct_s"], "p99_jct_s": s["p99_jct_s"],
-           "inference_mean_jct_s": s["inference_mean_jct_s"], "inference_p99_jct_s": s["inference_p99_jct_s"],
-           "link_bytes": s["link_bytes"], "wall_s": time.perf_counter() - t0}
+    rec = {
+        "load": load,
+        "scheme": LABEL if scheme == "decima" else scheme,
+        "jobs": s["jobs"],
+        "mean_jct_s": s["mean_jct_s"],
+        "p99_jct_s": s["p99_jct_s"],
+        "inference_mean_jct_s": s["inference_mean_jct_s"],
+        "inference_p99_jct_s": s["inference_p99_jct_s"],
+        "link_bytes": s["link_bytes"],
+        "wall_s": time.perf_counter() - t0,
+    }
     if scheme == "decima":
         st = sched.stats
-        rec.update(decisions=st["decisions"], mean_num_exec=st["num_exec_sum"] / max(1, st["decisions"]),
-                   max_nodes=st["max_nodes"],
-                   policy_ms_per_decision=1e3 * st["policy_s"] / max(1, st["decisions"]))
+        rec.update(
+            decisions=st["decisions"],
+            mean_num_exec=st["num_exec_sum"] / max(1, st["decisions"]),
+            max_nodes=st["max_nodes"],
+            policy_ms_per_decision=1e3 * st["policy_s"] / max(1, st["decisions"]),
+        )
     return rec
 
 
@@ -787,12 +966,20 @@ def _ids(prefix: str, schemes: Sequence[str]) -> dict[str, str]:
 _BASELINES = ("spark_fair", "opportunistic", "random", "decima")
 #: where each figure's paper numbers live in ``reference/nona.yaml``, in its gains JSON's layout
 PAPER_LAYOUT = {
-    "fig3": {"avg": _ids("fig3.gain_avg", _BASELINES), "p99": _ids("fig3.gain_p99", _BASELINES),
-             "expert_gap": _ids("fig3.expert_gap", ("nona", "nona_star"))},
-    "fig4": {"avg": _ids("fig4.gain_avg", _BASELINES), "inference_avg": _ids("fig4.gain_inference_avg", _BASELINES)},
-    "fig5": {"inference_p99": _ids("fig5.gain_inference_p99", _BASELINES),
-             "background_p99_decima": "fig5.gain_background_p99.decima",
-             "background_no_wait": _ids("fig5.background_no_wait", ("nona", "spark_fair"))},
+    "fig3": {
+        "avg": _ids("fig3.gain_avg", _BASELINES),
+        "p99": _ids("fig3.gain_p99", _BASELINES),
+        "expert_gap": _ids("fig3.expert_gap", ("nona", "nona_star")),
+    },
+    "fig4": {
+        "avg": _ids("fig4.gain_avg", _BASELINES),
+        "inference_avg": _ids("fig4.gain_inference_avg", _BASELINES),
+    },
+    "fig5": {
+        "inference_p99": _ids("fig5.gain_inference_p99", _BASELINES),
+        "background_p99_decima": "fig5.gain_background_p99.decima",
+        "background_no_wait": _ids("fig5.background_no_wait", ("nona", "spark_fair")),
+    },
 }
 
 
@@ -806,4 +993,4 @@ def paper_decima_training_hours() -> dict[int, int]:
     from schedlab.reference import paper_values
 
     prefix = "table3.decima_train_s."
-    return {int(k[len(prefix):]): round(v / 3600) for k, v in paper_values("nona", prefix).items()}
+    return {int(k[len(prefix) :]): round(v / 3600) for k, v in paper_values("nona", prefix).items()}

@@ -127,8 +127,14 @@ def search(
         if key not in cache:
             if len(cache) >= budget:
                 return math.inf
-            res = simulate(job_classes, cluster, TableScheduler(tables_from_p(job_classes, p, branches), name="expert"),
-                           duration=duration, warmup=warmup, rng=np.random.default_rng(search_seed))
+            res = simulate(
+                job_classes,
+                cluster,
+                TableScheduler(tables_from_p(job_classes, p, branches), name="expert"),
+                duration=duration,
+                warmup=warmup,
+                rng=np.random.default_rng(search_seed),
+            )
             cache[key] = float(res.jobs.jct.mean())
             log.append({"p": list(key), "mean_jct_s": cache[key]})
         return cache[key]

@@ -81,14 +81,26 @@ def describe_option(option, source: str, sink: str) -> str:
     return f"{parts}; {source} with part {option.source_part + 1}, {sink} with part {option.sink_part + 1}"
 
 
-def _solve(load: float, bandwidth_gbps: float, comm_load: float, workload: str | Sequence[str],
-           servers: int, background_mb: float, method: str) -> tuple[Result, list[JobClass], Cluster]:
+def _solve(
+    load: float,
+    bandwidth_gbps: float,
+    comm_load: float,
+    workload: str | Sequence[str],
+    servers: int,
+    background_mb: float,
+    method: str,
+) -> tuple[Result, list[JobClass], Cluster]:
     """Build the workload and solve it; the classes and cluster are returned with the result so
     that nothing below reads the solver's internal ``Problem``."""
     if workload == JOB_F:
         cluster = Cluster(servers=2, bandwidth_gbps=bandwidth_gbps)
-        classes = build_workload(classes=[job_f()], load=load, cluster=cluster, comm_load=comm_load,
-                                 background_comm_bytes=background_mb * 1e6)
+        classes = build_workload(
+            classes=[job_f()],
+            load=load,
+            cluster=cluster,
+            comm_load=comm_load,
+            background_comm_bytes=background_mb * 1e6,
+        )
     elif isinstance(workload, str):
         raise ValueError(f"workload must be {JOB_F!r} or a sequence of model names, got {workload!r}")
     else:  # the section IV workload, as solve_point builds it
@@ -97,9 +109,17 @@ def _solve(load: float, bandwidth_gbps: float, comm_load: float, workload: str |
     return solve(classes, cluster, method=method), classes, cluster
 
 
-def placement_summary(load: float, bandwidth_gbps: float = 80.0, *, comm_load: float | None = None,
-                      workload: str | Sequence[str] = JOB_F, servers: int = 80, background_mb: float = 20.0,
-                      method: str = "global", min_p: float = 1e-9) -> PlacementSummary:
+def placement_summary(
+    load: float,
+    bandwidth_gbps: float = 80.0,
+    *,
+    comm_load: float | None = None,
+    workload: str | Sequence[str] = JOB_F,
+    servers: int = 80,
+    background_mb: float = 20.0,
+    method: str = "global",
+    min_p: float = 1e-9,
+) -> PlacementSummary:
     """Solve Nona's problem at one point and summarise the optimum (see :class:`PlacementSummary`).
 
     Parameters
@@ -113,32 +133,67 @@ def placement_summary(load: float, bandwidth_gbps: float = 80.0, *, comm_load: f
     min_p : options with a smaller probability are left out of ``options``.
     """
     comm = load if comm_load is None else comm_load
-    res, workload_classes, cluster = _solve(load, bandwidth_gbps, comm, workload, servers, background_mb, method)
+    res, workload_classes, cluster = _solve(
+        load, bandwidth_gbps, comm, workload, servers, background_mb, method
+    )
     options, subgraphs = [], []
     for name, rows in res.distributions().items():
         for sub, opts in rows:
             label = f"{sub.source}->{sub.sink}"
             p_together = sum(p for o, p in opts if len(o.partition) == 1)
-            subgraphs.append({"job_class": name, "subgraph": label, "intermediate": len(sub.intermediate),
-                              "p_split": 1.0 - p_together, "p_together": p_together})
-            options += [{"job_class": name, "subgraph": label, "option": describe_option(o, sub.source, sub.sink),
-                         "parts": len(o.partition), "split": len(o.partition) > 1, "p": p}
-                        for o, p in opts if p > min_p]
-    classes = [{"job_class": j.name, "kind": j.kind, "arrival_rate": j.arrival_rate,
-                "predicted_jct_ms": 1e3 * res.tau[j.name],
-                "one_server_jct_ms": 1e3 * sum(w for _, w in j.dag.nodes(data="work_s", default=0.0))
-                / cluster.compute_rate if j.kind == INFERENCE else float("nan")}
-               for j in workload_classes]
-    return PlacementSummary(load=load, bandwidth_gbps=bandwidth_gbps, comm_load=comm, rho=res.rho,
-                            phi_ms=1e3 * res.phi, objective=res.objective, options=pd.DataFrame(options),
-                            subgraphs=pd.DataFrame(subgraphs,
-                                                   columns=["job_class", "subgraph", "intermediate", "p_split",
-                                                            "p_together"]),
-                            classes=pd.DataFrame(classes))
+            subgraphs.append(
+                {
+                    "job_class": name,
+                    "subgraph": label,
+                    "intermediate": len(sub.intermediate),
+                    "p_split": 1.0 - p_together,
+                    "p_together": p_together,
+                }
+            )
+            options += [
+                {
+                    "job_class": name,
+                    "subgraph": label,
+                    "option": describe_option(o, sub.source, sub.sink),
+                    "parts": len(o.partition),
+                    "split": len(o.partition) > 1,
+                    "p": p,
+                }
+                for o, p in opts
+                if p > min_p
+            ]
+    classes = [
+        {
+            "job_class": j.name,
+            "kind": j.kind,
+            "arrival_rate": j.arrival_rate,
+            "predicted_jct_ms": 1e3 * res.tau[j.name],
+            "one_server_jct_ms": 1e3
+            * sum(w for _, w in j.dag.nodes(data="work_s", default=0.0))
+            / cluster.compute_rate
+            if j.kind == INFERENCE
+            else float("nan"),
+        }
+        for j in workload_classes
+    ]
+    return PlacementSummary(
+        load=load,
+        bandwidth_gbps=bandwidth_gbps,
+        comm_load=comm,
+        rho=res.rho,
+        phi_ms=1e3 * res.phi,
+        objective=res.objective,
+        options=pd.DataFrame(options),
+        subgraphs=pd.DataFrame(
+            subgraphs, columns=["job_class", "subgraph", "intermediate", "p_split", "p_together"]
+        ),
+        classes=pd.DataFrame(classes),
+    )
 
 
-def split_curve(loads: Sequence[float], bandwidth_gbps: float = 80.0, *, comm_load: float | None = None,
-                **kwargs) -> pd.DataFrame:
+def split_curve(
+    loads: Sequence[float], bandwidth_gbps: float = 80.0, *, comm_load: float | None = None, **kwargs
+) -> pd.DataFrame:
     """``p_split`` of every (class, subgraph), with ``rho`` and ``phi_ms``, at each of ``loads``
     (one :func:`placement_summary` per load; ``kwargs`` as there). Long format, one row per
     (load, class, subgraph)."""
@@ -164,8 +219,11 @@ def plot_summary(summary: PlacementSummary, curve: pd.DataFrame | None = None):
     ax.set_xlim(-1, len(sg))
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("P(split over servers)")
-    ax.set_title(f"load {summary.load:.2f}, {summary.bandwidth_gbps:g} Gbps: "
-                 f"link load {summary.rho:.2f}, wait {summary.phi_ms:.3g} ms", fontsize=9)
+    ax.set_title(
+        f"load {summary.load:.2f}, {summary.bandwidth_gbps:g} Gbps: "
+        f"link load {summary.rho:.2f}, wait {summary.phi_ms:.3g} ms",
+        fontsize=9,
+    )
     if curve is not None:
         ax = axes[0, 1]
         for (c, s), g in curve.groupby(["job_class", "subgraph"], sort=False):
@@ -181,7 +239,13 @@ def plot_summary(summary: PlacementSummary, curve: pd.DataFrame | None = None):
         ax.set_ylim(-0.05, 1.05)
         ax.set_title("optimal P(split) and link wait against the load", fontsize=9)
         handles = ax.get_legend_handles_labels()[0] + wait.get_legend_handles_labels()[0]
-        fig.legend(handles, [h.get_label() for h in handles], fontsize=7, loc="outside lower center", ncol=3,
-                   frameon=False)
+        fig.legend(
+            handles,
+            [h.get_label() for h in handles],
+            fontsize=7,
+            loc="outside lower center",
+            ncol=3,
+            frameon=False,
+        )
         ax.grid(True, alpha=0.3)
     return fig

@@ -182,8 +182,10 @@ def _split_qkv_class():
         def split(self, split_size: int, dim: int = 0) -> tuple:
             last = self[0].dim() - 1
             if dim not in (last, -1) or any(t.shape[-1] != split_size for t in self):
-                raise ValueError(f"SplitQKV output: expected split({self[0].shape[-1]}, dim={last}), "
-                                 f"got split({split_size}, dim={dim})")
+                raise ValueError(
+                    f"SplitQKV output: expected split({self[0].shape[-1]}, dim={last}), "
+                    f"got split({split_size}, dim={dim})"
+                )
             return tuple(self)
 
     class SplitQKV(torch.nn.Module):
@@ -192,7 +194,9 @@ def _split_qkv_class():
         def __init__(self, fused: Conv1D, split_size: int):
             super().__init__()
             if fused.nf != 3 * split_size:
-                raise ValueError(f"c_attn: expected nf = 3 x split_size = {3 * split_size}, got nf={fused.nf}")
+                raise ValueError(
+                    f"c_attn: expected nf = 3 x split_size = {3 * split_size}, got nf={fused.nf}"
+                )
             for i, name in enumerate(("q", "k", "v")):
                 part = Conv1D(split_size, fused.nx)
                 cols = slice(i * split_size, (i + 1) * split_size)
@@ -208,8 +212,9 @@ def _split_qkv_class():
     return SplitQKV
 
 
-def trace_operator(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int = 0,
-                   progress: bool = True) -> nx.DiGraph:
+def trace_operator(
+    seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int = 0, progress: bool = True
+) -> nx.DiGraph:
     """Operator-granularity task graph (``torch.export`` ATen ops; see the module docstring)."""
     import torch
 
@@ -322,8 +327,12 @@ def trace_operator(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: i
             if n.target is operator.getitem:
                 desc += f"({n.args[1]})"
             params = 0.0
-        attrs = dict(desc=desc.replace(" -- ", " - "), forward_ms=sum(times.get(n.name, 0.0) for n in members),
-                     backward_ms=0.0, parameter_bytes=float(params))
+        attrs = dict(
+            desc=desc.replace(" -- ", " - "),
+            forward_ms=sum(times.get(n.name, 0.0) for n in members),
+            backward_ms=0.0,
+            parameter_bytes=float(params),
+        )
         if len(sizes) > 1:
             attrs["activation_sizes"] = tuple(sizes)
             attrs["activation_bytes"] = float(sum(sizes))
@@ -370,9 +379,16 @@ def _func_desc(func, args) -> str:
     return "".join(part.capitalize() for part in name.split("_")) or name
 
 
-def trace(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int = 0,
-          progress: bool = True, granularity: str = "module",
-          whitelist: tuple[str, ...] = (), split_qkv: bool = False) -> nx.DiGraph:
+def trace(
+    seq_len: int = 128,
+    batch: int = 1,
+    repeats: int = 5,
+    seed: int = 0,
+    progress: bool = True,
+    granularity: str = "module",
+    whitelist: tuple[str, ...] = (),
+    split_qkv: bool = False,
+) -> nx.DiGraph:
     """The task graph of GPT-2 (node attrs as :func:`schedlab.nona.graphs.read_graph`).
 
     Parameters
@@ -397,8 +413,15 @@ def trace(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int = 0,
         if split_qkv:
             raise ValueError("split_qkv applies to granularity='module' only")
         return trace_operator(seq_len=seq_len, batch=batch, repeats=repeats, seed=seed, progress=progress)
-    return trace_module(seq_len=seq_len, batch=batch, repeats=repeats, seed=seed, progress=progress,
-                        whitelist=whitelist, split_qkv=split_qkv)
+    return trace_module(
+        seq_len=seq_len,
+        batch=batch,
+        repeats=repeats,
+        seed=seed,
+        progress=progress,
+        whitelist=whitelist,
+        split_qkv=split_qkv,
+    )
 
 
 def _record(model, ids, whitelist: tuple[str, ...]) -> list[dict]:
@@ -429,8 +452,16 @@ def _record(model, ids, whitelist: tuple[str, ...]) -> list[dict]:
 
     def emit(kind, desc, ins, out, ms, params=0.0):
         tensors = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
-        events.append(dict(kind=kind, desc=desc, inputs=ins, ms=ms, params=params,
-                           sizes=[float(t.numel() * t.element_size()) for t in tensors]))
+        events.append(
+            dict(
+                kind=kind,
+                desc=desc,
+                inputs=ins,
+                ms=ms,
+                params=params,
+                sizes=[float(t.numel() * t.element_size()) for t in tensors],
+            )
+        )
         for i, t in enumerate(tensors):
             producer[id(t)] = (len(events) - 1, i)
             alive.append(t)
@@ -461,8 +492,14 @@ def _record(model, ids, whitelist: tuple[str, ...]) -> list[dict]:
             if id(tensor) not in owned:
                 owned.add(id(tensor))
                 params += tensor.numel() * tensor.element_size()
-        emit("module", re.sub(r"\s+", " ", str(mod)).replace(" -- ", " - "), sources((args, kwargs)), out, ms,
-             params)
+        emit(
+            "module",
+            re.sub(r"\s+", " ", str(mod)).replace(" -- ", " - "),
+            sources((args, kwargs)),
+            out,
+            ms,
+            params,
+        )
 
     known = {type(m).__name__ for m in model.modules()}
     unknown = sorted(set(whitelist) - known)
@@ -486,7 +523,9 @@ def _record(model, ids, whitelist: tuple[str, ...]) -> list[dict]:
             h.remove()
     if id(out.logits) not in producer:
         raise RuntimeError("GPT-2 trace: the logits were not produced by a recorded task")
-    events.append(dict(kind="output", desc="", inputs=[producer[id(out.logits)]], ms=0.0, params=0.0, sizes=[]))
+    events.append(
+        dict(kind="output", desc="", inputs=[producer[id(out.logits)]], ms=0.0, params=0.0, sizes=[])
+    )
     return events
 
 
@@ -498,8 +537,15 @@ def _ancestors(model, mod) -> list:
     return [model.get_submodule(".".join(parts[:i])) for i in range(1, len(parts))]
 
 
-def trace_module(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int = 0,
-                 progress: bool = True, whitelist: tuple[str, ...] = (), split_qkv: bool = False) -> nx.DiGraph:
+def trace_module(
+    seq_len: int = 128,
+    batch: int = 1,
+    repeats: int = 5,
+    seed: int = 0,
+    progress: bool = True,
+    whitelist: tuple[str, ...] = (),
+    split_qkv: bool = False,
+) -> nx.DiGraph:
     """Module-granularity task graph of GPT-2, as PipeDream's profiler builds it.
 
     Tasks: ``Input`` (the token ids); one per call of a leaf ``nn.Module`` (or of a module
@@ -531,7 +577,7 @@ def trace_module(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int
     if progress:
         from tqdm import tqdm
 
-        runs = tqdm(runs, desc=f"tracing GPT-2 (module granularity) on CPU")
+        runs = tqdm(runs, desc="tracing GPT-2 (module granularity) on CPU")
     recorded = []
     for r in runs:
         ev = _record(model, ids, tuple(whitelist))
@@ -542,8 +588,9 @@ def trace_module(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int
             raise RuntimeError("GPT-2 trace: two runs recorded different graphs")
         recorded.append(ev)
     events = recorded[0] if recorded else first
-    times = [statistics.median(run[i]["ms"] for run in recorded) if recorded else 0.0
-             for i in range(len(events))]
+    times = [
+        statistics.median(run[i]["ms"] for run in recorded) if recorded else 0.0 for i in range(len(events))
+    ]
 
     # keep the events on a path to the logits
     needed, stack = set(), [len(events) - 1]
@@ -567,8 +614,14 @@ def trace_module(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int
         name[key] = f"node{len(name) + 1}"
         g.add_node(name[key], **attrs)
 
-    add(-1, desc=f"Input(batch={batch}, seq_len={seq_len})", forward_ms=0.0, backward_ms=0.0,
-        activation_bytes=float(ids.numel() * ids.element_size()), parameter_bytes=0.0)
+    add(
+        -1,
+        desc=f"Input(batch={batch}, seq_len={seq_len})",
+        forward_ms=0.0,
+        backward_ms=0.0,
+        activation_bytes=float(ids.numel() * ids.element_size()),
+        parameter_bytes=0.0,
+    )
     edges: list = []
 
     def link(src, k, dst):
@@ -587,8 +640,14 @@ def trace_module(seq_len: int = 128, batch: int = 1, repeats: int = 5, seed: int
         add(i, **attrs)
         for k in range(len(e["sizes"])):
             if (i, k) in selectors:
-                add(("sel", i, k), desc=f"__getitem__({k})", forward_ms=0.0, backward_ms=0.0,
-                    activation_bytes=e["sizes"][k], parameter_bytes=0.0)
+                add(
+                    ("sel", i, k),
+                    desc=f"__getitem__({k})",
+                    forward_ms=0.0,
+                    backward_ms=0.0,
+                    activation_bytes=e["sizes"][k],
+                    parameter_bytes=0.0,
+                )
                 edges.append((name[i], name[("sel", i, k)]))
         ins = e["inputs"] or [(-1, 0)]  # fed by constants only: fed by the input
         for src, k in ins:
@@ -643,13 +702,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--granularity", choices=GRANULARITIES, default="module")
-    parser.add_argument("--whitelist", nargs="*", default=[],
-                        help="module classes kept whole (PipeDream's module_whitelist), e.g. GPT2Attention")
-    parser.add_argument("--split-qkv", action="store_true",
-                        help="separate q/k/v projections with c_attn's weights (module granularity only)")
+    parser.add_argument(
+        "--whitelist",
+        nargs="*",
+        default=[],
+        help="module classes kept whole (PipeDream's module_whitelist), e.g. GPT2Attention",
+    )
+    parser.add_argument(
+        "--split-qkv",
+        action="store_true",
+        help="separate q/k/v projections with c_attn's weights (module granularity only)",
+    )
     a = parser.parse_args(argv)
-    g = trace(seq_len=a.seq_len, batch=a.batch, repeats=a.repeats, seed=a.seed, granularity=a.granularity,
-              whitelist=tuple(a.whitelist), split_qkv=a.split_qkv)
+    g = trace(
+        seq_len=a.seq_len,
+        batch=a.batch,
+        repeats=a.repeats,
+        seed=a.seed,
+        granularity=a.granularity,
+        whitelist=tuple(a.whitelist),
+        split_qkv=a.split_qkv,
+    )
     write_graph(g, a.out)
     os.chmod(a.out, 0o644)  # atomic writes create 0600 temporaries; this file is committed
     print(f"wrote {a.out}: {g.number_of_nodes()} tasks, {g.number_of_edges()} edges")

@@ -130,7 +130,9 @@ def parse_graph(text: str, source: str = "<string>") -> nx.DiGraph:
             continue
         node_id, attrs = _parse_node(line, source, lineno)
         if node_id in node_line:
-            raise GraphFormatError(source, lineno, f"duplicate node {node_id!r} (first defined on line {node_line[node_id]})")
+            raise GraphFormatError(
+                source, lineno, f"duplicate node {node_id!r} (first defined on line {node_line[node_id]})"
+            )
         node_line[node_id] = lineno
         g.add_node(node_id, **attrs)
     for order, (a, b, lineno) in enumerate(edges):
@@ -143,15 +145,21 @@ def parse_graph(text: str, source: str = "<string>") -> nx.DiGraph:
             raise GraphFormatError(source, lineno, f"duplicate edge {a} -> {b}")
         g.add_edge(a, b, order=order, line=lineno)
     if g.number_of_nodes() == 0:
-        raise GraphFormatError(source, None, "no nodes: an empty profile (expected node lines "
-                               "'nodeN -- <description> -- forward_compute_time=..., ...')")
+        raise GraphFormatError(
+            source,
+            None,
+            "no nodes: an empty profile (expected node lines "
+            "'nodeN -- <description> -- forward_compute_time=..., ...')",
+        )
     try:
         cycle = nx.find_cycle(g)
     except nx.NetworkXNoCycle:
         return g
     lines = sorted(g.edges[u, v]["line"] for u, v in cycle)
     path = " -> ".join([u for u, _ in cycle] + [cycle[0][0]])
-    raise GraphFormatError(source, lines[-1], f"cycle {path} (edges on lines {lines}): the graph must be a DAG")
+    raise GraphFormatError(
+        source, lines[-1], f"cycle {path} (edges on lines {lines}): the graph must be a DAG"
+    )
 
 
 def read_graph(path: str | os.PathLike[str]) -> nx.DiGraph:
@@ -182,7 +190,9 @@ def format_node(node_id: str, attrs: dict) -> str:
     if "activation_sizes" in attrs:
         act = "[" + "; ".join(_fmt(a) for a in attrs["activation_sizes"]) + "]"
         raw = attrs.get("number_text", {}).get("activation_sizes")
-        if raw is not None and tuple(float(v) for v in raw[1:-1].split(";")) == tuple(attrs["activation_sizes"]):
+        if raw is not None and tuple(float(v) for v in raw[1:-1].split(";")) == tuple(
+            attrs["activation_sizes"]
+        ):
             act = raw
     else:
         act = _text(attrs, "activation_size")

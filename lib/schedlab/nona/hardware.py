@@ -200,8 +200,10 @@ def chain_order(g: nx.DiGraph) -> list[str]:
     while h.out_degree(order[-1]):
         order.append(next(iter(h.successors(order[-1]))))
     if len(order) != h.number_of_nodes():
-        raise ValueError(f"not a chain graph: nodes not on the path from {roots[0]}: "
-                         f"{sorted(set(h) - set(order), key=_node_number)}")
+        raise ValueError(
+            f"not a chain graph: nodes not on the path from {roots[0]}: "
+            f"{sorted(set(h) - set(order), key=_node_number)}"
+        )
     return order
 
 
@@ -235,8 +237,10 @@ def profiled_batch(g: nx.DiGraph) -> int:
 
     batch = batch_of(g)
     if batch != int(batch):
-        raise ValueError(f"{g.graph.get('name', 'graph')}: Input activation bytes are not 4*B*3*224*224 "
-                         f"for a whole B (B = {batch})")
+        raise ValueError(
+            f"{g.graph.get('name', 'graph')}: Input activation bytes are not 4*B*3*224*224 "
+            f"for a whole B (B = {batch})"
+        )
     return int(batch)
 
 
@@ -246,6 +250,7 @@ def _timed_run(model, x) -> dict[str, tuple[float, float, int]]:
     start: dict[str, tuple[float, float]] = {}
     handles = []
     for name, mod in model.named_children():
+
         def pre(m, args, name=name):
             start[name] = (time.perf_counter(), time.thread_time())
 
@@ -262,7 +267,9 @@ def _timed_run(model, x) -> dict[str, tuple[float, float, int]]:
     return out
 
 
-def measure_cpu_ms(model_name: str, batch: int | None = None, repeats: int = 3, seed: int = 0) -> pd.DataFrame:
+def measure_cpu_ms(
+    model_name: str, batch: int | None = None, repeats: int = 3, seed: int = 0
+) -> pd.DataFrame:
     """Per-node single-thread CPU forward times of a chain profile, next to its GPU times.
 
     Parameters
@@ -315,11 +322,21 @@ def measure_cpu_ms(model_name: str, batch: int | None = None, repeats: int = 3, 
         wall = statistics.median(run[n][0] for run in runs) if n in runs[0] else 0.0
         cpu = statistics.median(run[n][1] for run in runs) if n in runs[0] else 0.0
         numel = runs[0][n][2] if n in runs[0] else d["activation_bytes"] / 4 / scale
-        rows.append(dict(node=n, desc=d["desc"], gpu_ms=d["forward_ms"], cpu_wall_ms=wall * scale,
-                         cpu_thread_ms=cpu * scale, output_bytes=4.0 * numel * scale,
-                         activation_bytes=d["activation_bytes"]))
+        rows.append(
+            dict(
+                node=n,
+                desc=d["desc"],
+                gpu_ms=d["forward_ms"],
+                cpu_wall_ms=wall * scale,
+                cpu_thread_ms=cpu * scale,
+                output_bytes=4.0 * numel * scale,
+                activation_bytes=d["activation_bytes"],
+            )
+        )
     table = pd.DataFrame(rows).set_index("node")
-    table.attrs.update(model=model_name, batch=batch, profiled_batch=big, repeats=repeats, scale=scale, seed=seed)
+    table.attrs.update(
+        model=model_name, batch=batch, profiled_batch=big, repeats=repeats, scale=scale, seed=seed
+    )
     return table
 
 
@@ -400,8 +417,12 @@ def measure_gpt2_cpu_ms(repeats: int = 3, seed: int = 0, seq_len: int = 128) -> 
                     cpu.append((time.thread_time() - c) * 1e3)
     finally:
         torch.set_num_threads(threads)
-    return {"wall_ms": statistics.median(wall), "thread_ms": statistics.median(cpu), "repeats": repeats,
-            "seq_len": seq_len}
+    return {
+        "wall_ms": statistics.median(wall),
+        "thread_ms": statistics.median(cpu),
+        "repeats": repeats,
+        "seq_len": seq_len,
+    }
 
 
 def summarise(table: pd.DataFrame, gpt2_cpu_ms: float) -> dict:
@@ -410,12 +431,16 @@ def summarise(table: pd.DataFrame, gpt2_cpu_ms: float) -> dict:
     ratio = gpu_cpu_ratio(table)
     a = table.attrs
     return {
-        "batch": a["batch"], "profiled_batch": a["profiled_batch"], "repeats": a["repeats"],
-        "seed": a["seed"], "cpu_scale_to_profiled_batch": a["scale"],
+        "batch": a["batch"],
+        "profiled_batch": a["profiled_batch"],
+        "repeats": a["repeats"],
+        "seed": a["seed"],
+        "cpu_scale_to_profiled_batch": a["scale"],
         "gpu_ms_sum": float(compute["gpu_ms"].sum()),
         "cpu_wall_ms_sum": float(compute["cpu_wall_ms"].sum()),
         "cpu_thread_ms_sum": float(compute["cpu_thread_ms"].sum()),
-        "ratio_wall": ratio["wall"], "ratio_thread": ratio["thread"],
+        "ratio_wall": ratio["wall"],
+        "ratio_thread": ratio["thread"],
         "gpt2_scaled_ms_wall": gpt2_cpu_ms * ratio["wall"],
         "gpt2_scaled_ms_thread": gpt2_cpu_ms * ratio["thread"],
         "ratio_by_kind": ratio_by_kind(table),
@@ -450,15 +475,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--gpt2", action="store_true",
-                        help="also time GPT-2's plain forward in this session (needs transformers)")
+    parser.add_argument(
+        "--gpt2",
+        action="store_true",
+        help="also time GPT-2's plain forward in this session (needs transformers)",
+    )
     a = parser.parse_args(argv)
     batches = parse_batches(a.batch, a.models)
     gpt2_ms = _gpt2_cpu_ms()
     report: dict = {
         "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "torch": torch.__version__, "threads": 1,
-        "machine": {"processor": platform.processor(), "machine": platform.machine(), "cpu_count": os.cpu_count()},
+        "torch": torch.__version__,
+        "threads": 1,
+        "machine": {
+            "processor": platform.processor(),
+            "machine": platform.machine(),
+            "cpu_count": os.cpu_count(),
+        },
         "loadavg_start": list(os.getloadavg()),
         "gpt2_cpu_ms": gpt2_ms,  # sum of the committed trace's task times (wall, another session)
         "models": {},
@@ -469,24 +502,32 @@ def main(argv: list[str] | None = None) -> None:
         s = summarise(table, gpt2_ms)
         s["elapsed_s"] = time.perf_counter() - t0
         report["models"][m] = s
-        print(f"{m}: batch {s['batch']} (profiled {s['profiled_batch']}): GPU {s['gpu_ms_sum']:.2f} ms, "
-              f"CPU wall {s['cpu_wall_ms_sum']:.1f} ms, thread {s['cpu_thread_ms_sum']:.1f} ms; "
-              f"ratio wall {s['ratio_wall']:.5f}, thread {s['ratio_thread']:.5f}; "
-              f"GPT-2 {gpt2_ms:.0f} ms -> {s['gpt2_scaled_ms_wall']:.2f} / {s['gpt2_scaled_ms_thread']:.2f} ms",
-              flush=True)
+        print(
+            f"{m}: batch {s['batch']} (profiled {s['profiled_batch']}): GPU {s['gpu_ms_sum']:.2f} ms, "
+            f"CPU wall {s['cpu_wall_ms_sum']:.1f} ms, thread {s['cpu_thread_ms_sum']:.1f} ms; "
+            f"ratio wall {s['ratio_wall']:.5f}, thread {s['ratio_thread']:.5f}; "
+            f"GPT-2 {gpt2_ms:.0f} ms -> {s['gpt2_scaled_ms_wall']:.2f} / {s['gpt2_scaled_ms_thread']:.2f} ms",
+            flush=True,
+        )
     if a.gpt2:
         g2 = measure_gpt2_cpu_ms(repeats=a.repeats, seed=a.seed)
-        g2["scaled_ms"] = {m: {"wall": g2["wall_ms"] * s["ratio_wall"], "thread": g2["thread_ms"] * s["ratio_thread"]}
-                           for m, s in report["models"].items()}
+        g2["scaled_ms"] = {
+            m: {"wall": g2["wall_ms"] * s["ratio_wall"], "thread": g2["thread_ms"] * s["ratio_thread"]}
+            for m, s in report["models"].items()
+        }
         report["gpt2_same_session"] = g2
         # the factor on the committed trace's task times (workload time_scale={"gpt2": f}): GPT-2's
         # thread time measured now, on the profiles' hardware class, over the committed sum
-        report["gpt2_time_scale"] = {m: g2["thread_ms"] * s["ratio_thread"] / gpt2_ms
-                                     for m, s in report["models"].items()}
-        print(f"GPT-2 plain forward here: wall {g2['wall_ms']:.1f} ms, thread {g2['thread_ms']:.1f} ms; scaled "
-              + ", ".join(f"{m} {v['wall']:.2f} / {v['thread']:.2f} ms" for m, v in g2["scaled_ms"].items())
-              + "; time_scale on the committed trace: "
-              + ", ".join(f"{m} {f:.5f}" for m, f in report["gpt2_time_scale"].items()), flush=True)
+        report["gpt2_time_scale"] = {
+            m: g2["thread_ms"] * s["ratio_thread"] / gpt2_ms for m, s in report["models"].items()
+        }
+        print(
+            f"GPT-2 plain forward here: wall {g2['wall_ms']:.1f} ms, thread {g2['thread_ms']:.1f} ms; scaled "
+            + ", ".join(f"{m} {v['wall']:.2f} / {v['thread']:.2f} ms" for m, v in g2["scaled_ms"].items())
+            + "; time_scale on the committed trace: "
+            + ", ".join(f"{m} {f:.5f}" for m, f in report["gpt2_time_scale"].items()),
+            flush=True,
+        )
     report["loadavg_end"] = list(os.getloadavg())
     atomic_write_json(a.out, report)  # temp file in the same folder, then os.replace
     print(f"wrote {a.out}")

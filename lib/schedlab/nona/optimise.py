@@ -191,9 +191,15 @@ class Problem:
         return self.N0 / (2 * (1 - self.rho0))
 
 
-def compile_problem(classes: Sequence[JobClass], cluster: Cluster, *, direct_edge_branch: bool = True,
-                    max_options: int = DEFAULT_MAX_OPTIONS, pricing: str = DEFAULT_PRICING,
-                    oversized: str = "error") -> Problem:
+def compile_problem(
+    classes: Sequence[JobClass],
+    cluster: Cluster,
+    *,
+    direct_edge_branch: bool = True,
+    max_options: int = DEFAULT_MAX_OPTIONS,
+    pricing: str = DEFAULT_PRICING,
+    oversized: str = "error",
+) -> Problem:
     """Build the arrays of (IV)-(XII) for ``classes`` on ``cluster``; validates the inputs.
 
     ``pricing`` (one of :data:`PRICINGS`) chooses how an option's subgraph time is priced:
@@ -257,15 +263,33 @@ def compile_problem(classes: Sequence[JobClass], cluster: Cluster, *, direct_edg
     n_arr = np.zeros((n_rows, width), order="F")
     row = 0
     for A, cnt in blocks:
-        A_arr[row: row + len(A), : A.shape[1]] = A
-        n_arr[row: row + len(A), : A.shape[1]] = cnt
+        A_arr[row : row + len(A), : A.shape[1]] = A
+        n_arr[row : row + len(A), : A.shape[1]] = cnt
         row += len(A)
     ss, nd = space_size([s for s in spaces if s is not None])
+
     def cat(parts: list[np.ndarray], dtype=float) -> np.ndarray:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
-    return Problem(classes, cluster, spaces, A_arr, n_arr, cat(S1), cat(S2), cat(beta), cat(cls, int),
-                   np.array(starts, dtype=int), const, phi_coef, rho0, N0, ss, nd, pricing)
+    return Problem(
+        classes,
+        cluster,
+        spaces,
+        A_arr,
+        n_arr,
+        cat(S1),
+        cat(S2),
+        cat(beta),
+        cat(cls, int),
+        np.array(starts, dtype=int),
+        const,
+        phi_coef,
+        rho0,
+        N0,
+        ss,
+        nd,
+        pricing,
+    )
 
 
 def _check_pricing(pricing: str, direct_edge_branch: bool) -> None:
@@ -273,8 +297,10 @@ def _check_pricing(pricing: str, direct_edge_branch: bool) -> None:
     if pricing not in PRICINGS:
         raise ValueError(f"pricing must be one of {PRICINGS}, got {pricing!r}")
     if pricing == "critical_path" and not direct_edge_branch:
-        raise ValueError("direct_edge_branch=False applies to pricing='paper' only: under 'critical_path' a "
-                         "crossing source -> sink edge is a dependency like any other and is always priced")
+        raise ValueError(
+            "direct_edge_branch=False applies to pricing='paper' only: under 'critical_path' a "
+            "crossing source -> sink edge is a dependency like any other and is always priced"
+        )
 
 
 def _subgraph_edges(dag, sub, mu: float):
@@ -348,7 +374,9 @@ def _subgraph_rows(dag, sub, opts, mu: float, nu: float, direct_edge_branch: boo
     idx[sub.source], idx[sub.sink] = src, snk
     lab, K, labT = _labels_of(opts, m)
     O = len(opts)
-    if len(lab) != O or (O and tuple(opts[-1].partition[0]) != tuple(inter[i] for i in range(m) if lab[-1, i] == 0)):
+    if len(lab) != O or (
+        O and tuple(opts[-1].partition[0]) != tuple(inter[i] for i in range(m) if lab[-1, i] == 0)
+    ):
         raise AssertionError("options are not in decision.options() order")  # guards the vectorised layout
     edges = _subgraph_edges(dag, sub, mu)
     width = int(K.max()) + (1 if direct_edge_branch else 0)
@@ -382,10 +410,20 @@ def _subgraph_rows(dag, sub, opts, mu: float, nu: float, direct_edge_branch: boo
         a_val.append(np.full(len(hit), sv))
         c_idx.append(a_idx[-1])
     size = O * width
-    A = np.bincount(np.concatenate(a_idx) if a_idx else np.zeros(0, dtype=np.int64),
-                    weights=np.concatenate(a_val) if a_val else None, minlength=size).astype(float).reshape(O, width)
-    cnt = np.bincount(np.concatenate(c_idx) if c_idx else np.zeros(0, dtype=np.int64),
-                      minlength=size).astype(float).reshape(O, width)
+    A = (
+        np.bincount(
+            np.concatenate(a_idx) if a_idx else np.zeros(0, dtype=np.int64),
+            weights=np.concatenate(a_val) if a_val else None,
+            minlength=size,
+        )
+        .astype(float)
+        .reshape(O, width)
+    )
+    cnt = (
+        np.bincount(np.concatenate(c_idx) if c_idx else np.zeros(0, dtype=np.int64), minlength=size)
+        .astype(float)
+        .reshape(O, width)
+    )
     pad = np.arange(width)[None, :] >= K[:, None]
     if direct_edge_branch:
         pad[:, width - 1] = cnt[:, width - 1] == 0
@@ -665,18 +703,24 @@ def theta_from_tables(prob: Problem, doc: dict) -> np.ndarray:
         for sub, opts in zip(sp.subgraphs, sp.options):
             e = entries.get((sub.source, sub.sink))
             if e is None:
-                raise ValueError(f"tables: class {j.name!r} has no entry for subgraph {sub.source!r} -> {sub.sink!r}")
+                raise ValueError(
+                    f"tables: class {j.name!r} has no entry for subgraph {sub.source!r} -> {sub.sink!r}"
+                )
             index = {o: i for i, o in enumerate(opts)}
             for o in e["options"]:
                 i = index.get(_canonical_option(sub, o))
                 if i is None:
-                    raise ValueError(f"tables: class {j.name!r}, subgraph {sub.source!r} -> {sub.sink!r}: option "
-                                     f"{o} is not in Omega_t of intermediate tasks {list(sub.intermediate)}")
+                    raise ValueError(
+                        f"tables: class {j.name!r}, subgraph {sub.source!r} -> {sub.sink!r}: option "
+                        f"{o} is not in Omega_t of intermediate tasks {list(sub.intermediate)}"
+                    )
                 theta[k + i] += float(o["p"])
-            total = theta[k: k + len(opts)].sum()
+            total = theta[k : k + len(opts)].sum()
             if abs(total - 1.0) > 1e-9:
-                raise ValueError(f"tables: class {j.name!r}, subgraph {sub.source!r} -> {sub.sink!r}: "
-                                 f"probabilities sum to {total}, not 1")
+                raise ValueError(
+                    f"tables: class {j.name!r}, subgraph {sub.source!r} -> {sub.sink!r}: "
+                    f"probabilities sum to {total}, not 1"
+                )
             k += len(opts)
     return theta
 
@@ -713,8 +757,10 @@ def placement_counts(result: Result, tol: float = 1e-6) -> dict[str, int]:
     if not p.n_options:
         return {"split_subgraphs": 0, "mixed_subgraphs": 0}
     support = np.add.reduceat((result.theta > tol).astype(int), p.starts)
-    return {"split_subgraphs": int(np.sum(result.theta[p.starts] < 1 - tol)),
-            "mixed_subgraphs": int(np.sum(support > 1))}
+    return {
+        "split_subgraphs": int(np.sum(result.theta[p.starts] < 1 - tol)),
+        "mixed_subgraphs": int(np.sum(support > 1)),
+    }
 
 
 def distributed_share(result: Result, job: str) -> float:
@@ -729,23 +775,36 @@ def distributed_share(result: Result, job: str) -> float:
     """
     rows = result.distributions().get(job)
     if rows is None or len(rows) != 1:
-        raise ValueError(f"distributed_share needs a job with exactly one subgraph; {job!r} has "
-                         f"{'no distribution' if rows is None else len(rows)}")
-    (_, opts), = rows
+        raise ValueError(
+            f"distributed_share needs a job with exactly one subgraph; {job!r} has "
+            f"{'no distribution' if rows is None else len(rows)}"
+        )
+    ((_, opts),) = rows
     return 1.0 - sum(p for o, p in opts if len(o.partition) == 1)
 
 
 def _finish(prob: Problem, method: str, theta: np.ndarray, t0: float, **kw) -> Result:
     theta = _clean(prob, theta)
     ev = evaluate(prob, theta)
-    return Result(method, prob, theta, ev.objective, ev.rho, ev.phi,
-                  {j.name: float(t) for j, t in zip(prob.classes, ev.tau)}, time.perf_counter() - t0, **kw)
+    return Result(
+        method,
+        prob,
+        theta,
+        ev.objective,
+        ev.rho,
+        ev.phi,
+        {j.name: float(t) for j, t in zip(prob.classes, ev.tau)},
+        time.perf_counter() - t0,
+        **kw,
+    )
 
 
 def _check_feasible(prob: Problem) -> None:
     if not prob.rho0 < 1:
-        raise InfeasibleError(f"the background communication jobs alone load the link to rho = {prob.rho0:.4g} "
-                              ">= 1: no placement is stable (constraint VII)")
+        raise InfeasibleError(
+            f"the background communication jobs alone load the link to rho = {prob.rho0:.4g} "
+            ">= 1: no placement is stable (constraint VII)"
+        )
 
 
 # --------------------------------------------------------------------------- global
@@ -781,8 +840,15 @@ def _interval_lp(prob: Problem, lo: float, hi: float, with_lower: bool):
     A_eq[prob.dist, np.arange(prob.n_options)] = 1.0
     from scipy.optimize import linprog
 
-    res = linprog(c, A_ub=np.array(rows), b_ub=np.array(rhs), A_eq=A_eq, b_eq=np.ones(len(prob.starts)),
-                  bounds=(0, None), method="highs")
+    res = linprog(
+        c,
+        A_ub=np.array(rows),
+        b_ub=np.array(rhs),
+        A_eq=A_eq,
+        b_eq=np.ones(len(prob.starts)),
+        bounds=(0, None),
+        method="highs",
+    )
     if res.status == 2:
         return None, math.inf
     if res.status != 0:
@@ -807,7 +873,9 @@ def _relaxed_interval_bound(prob: Problem, lo: float, hi: float):
         theta = np.zeros(prob.n_options)
         theta[S] = 1.0
         return theta, float(c[S].sum()) + k
-    sol = _lagrange.mckp(c, prob.a + 2 * hi * prob.r, 2 * hi * (1 - prob.rho0) - prob.N0, prob.starts, prob.dist)
+    sol = _lagrange.mckp(
+        c, prob.a + 2 * hi * prob.r, 2 * hi * (1 - prob.rho0) - prob.N0, prob.starts, prob.dist
+    )
     if not math.isfinite(sol.value):
         return None, math.inf
     return _lagrange.theta_of(prob.n_options, sol), sol.dual + k
@@ -926,11 +994,24 @@ class _HighsIntervalLP:
         return x, float(h.getInfo().objective_function_value) + k
 
 
-def _solve_global(prob: Problem, t0: float, rtol: float = 1e-6, atol: float = 1e-12,
-                  max_lps: int = 5000, lp: str = "lagrange", split: str = "bisect") -> Result:
+def _solve_global(
+    prob: Problem,
+    t0: float,
+    rtol: float = 1e-6,
+    atol: float = 1e-12,
+    max_lps: int = 5000,
+    lp: str = "lagrange",
+    split: str = "bisect",
+) -> Result:
     if prob.n_options == 0 or prob.size.max() == 1:
-        return _finish(prob, "global", prob.local_theta(), t0, lower_bound=evaluate(prob, prob.local_theta()).objective,
-                       info={"lps": 0, "converged": True, "lp": lp})
+        return _finish(
+            prob,
+            "global",
+            prob.local_theta(),
+            t0,
+            lower_bound=evaluate(prob, prob.local_theta()).objective,
+            info={"lps": 0, "converged": True, "lp": lp},
+        )
     if lp == "lagrange":
         if prob.pricing in ROOT_RELAXATION_PRICINGS:
             certified = _root_relaxation(prob, t0, rtol, atol)
@@ -938,7 +1019,9 @@ def _solve_global(prob: Problem, t0: float, rtol: float = 1e-6, atol: float = 1e
                 return certified
         g = _lagrange.solve_global(prob, rtol=rtol, atol=atol, max_nodes=max_lps)
         # loading the compiled kernels (once per process) is not solve time: info["kernel_load_s"]
-        res = _finish(prob, "global", g.theta, t0 + g.info["kernel_load_s"], lower_bound=g.lower_bound, info=g.info)
+        res = _finish(
+            prob, "global", g.theta, t0 + g.info["kernel_load_s"], lower_bound=g.lower_bound, info=g.info
+        )
         # the bound is certified against the search's own evaluation; the final evaluation can
         # differ in the last bits, and a bound above an achieved value is never informative
         res.lower_bound = min(res.lower_bound, res.objective)
@@ -951,7 +1034,7 @@ ROOT_RELAXATION_PRICINGS = PRICINGS
 
 
 def _root_relaxation(prob: Problem, t0: float, rtol: float, atol: float) -> Result | None:
-    """"All together" certified by the root relaxation, or ``None``.
+    """ "All together" certified by the root relaxation, or ``None``.
 
     Every theta has phi(theta) >= phi_min, so the linear under-estimate of
     :func:`_interval_cost` at ``lo = phi_min``, minimised distribution by distribution with the
@@ -966,14 +1049,27 @@ def _root_relaxation(prob: Problem, t0: float, rtol: float, atol: float) -> Resu
     together = evaluate(prob, prob.local_theta()).objective
     if together - bound > max(atol, rtol * abs(together)):
         return None
-    res = _finish(prob, "global", prob.local_theta(), t0, lower_bound=min(bound, together),
-                  info={"nodes": 0, "lps": 0, "converged": True, "rtol": rtol, "lp": "lagrange",
-                        "root_relaxation": True})
+    res = _finish(
+        prob,
+        "global",
+        prob.local_theta(),
+        t0,
+        lower_bound=min(bound, together),
+        info={
+            "nodes": 0,
+            "lps": 0,
+            "converged": True,
+            "rtol": rtol,
+            "lp": "lagrange",
+            "root_relaxation": True,
+        },
+    )
     return res
 
 
-def _solve_global_lp(prob: Problem, t0: float, rtol: float, atol: float, max_lps: int, lp: str,
-                     split: str) -> Result:
+def _solve_global_lp(
+    prob: Problem, t0: float, rtol: float, atol: float, max_lps: int, lp: str, split: str
+) -> Result:
     """The reference branch and bound: interval LPs (two rows) solved by HiGHS."""
     if lp == "highspy":
         model: list = []
@@ -1046,9 +1142,21 @@ def _solve_global_lp(prob: Problem, t0: float, rtol: float, atol: float, max_lps
         push(lo, mid)
         push(mid, hi)
     lower = min(best, heap[0][0]) if heap else best  # heap entries: (bound, lo, hi, wait of the LP point)
-    return _finish(prob, "global", best_theta, t0, lower_bound=lower,
-                   info={"lps": n_lp, "decoupled": n_shortcut, "rtol": rtol, "lp": lp, "lp_fallbacks": n_fallback,
-                         "converged": (best - lower) <= tol()})
+    return _finish(
+        prob,
+        "global",
+        best_theta,
+        t0,
+        lower_bound=lower,
+        info={
+            "lps": n_lp,
+            "decoupled": n_shortcut,
+            "rtol": rtol,
+            "lp": lp,
+            "lp_fallbacks": n_fallback,
+            "converged": (best - lower) <= tol(),
+        },
+    )
 
 
 # --------------------------------------------------------------------------- local
@@ -1062,9 +1170,25 @@ def _softmax(prob: Problem, z: np.ndarray) -> np.ndarray:
 
 def _restrict(prob: Problem, idx: np.ndarray) -> Problem:
     """The problem on the options ``idx`` only (sorted; at least one option per distribution)."""
-    return Problem(prob.classes, prob.cluster, prob.spaces, prob.A[idx], prob.n[idx], prob.S1[idx], prob.S2[idx],
-                   prob.beta[idx], prob.cls[idx], np.searchsorted(idx, prob.starts), prob.const, prob.phi_coef,
-                   prob.rho0, prob.N0, prob.search_space, prob.n_distributions, prob.pricing)
+    return Problem(
+        prob.classes,
+        prob.cluster,
+        prob.spaces,
+        prob.A[idx],
+        prob.n[idx],
+        prob.S1[idx],
+        prob.S2[idx],
+        prob.beta[idx],
+        prob.cls[idx],
+        np.searchsorted(idx, prob.starts),
+        prob.const,
+        prob.phi_coef,
+        prob.rho0,
+        prob.N0,
+        prob.search_space,
+        prob.n_distributions,
+        prob.pricing,
+    )
 
 
 def _lbfgs(prob: Problem, starts: list[np.ndarray], maxiter: int, tight: bool = False):
@@ -1109,14 +1233,24 @@ def _multistarts(prob: Problem, n_starts: int, rng: np.random.Generator) -> list
     """Uniform, biased to "all together", and ``n_starts - 2`` random softmax points."""
     local_bias = np.zeros(prob.n_options)
     local_bias[prob.starts] = 3.0
-    return [np.zeros(prob.n_options), local_bias] + [rng.normal(0, 2, prob.n_options)
-                                                    for _ in range(max(0, n_starts - 2))]
+    return [np.zeros(prob.n_options), local_bias] + [
+        rng.normal(0, 2, prob.n_options) for _ in range(max(0, n_starts - 2))
+    ]
 
 
-def _solve_local(prob: Problem, t0: float, n_starts: int = 4, seed: int = 0,
-                 rng: np.random.Generator | None = None, maxiter: int = 500, active_set: bool = True,
-                 initial_per_distribution: int = 3, add_per_round: int = 4, kkt_rtol: float = 1e-6,
-                 max_rounds: int = 100) -> Result:
+def _solve_local(
+    prob: Problem,
+    t0: float,
+    n_starts: int = 4,
+    seed: int = 0,
+    rng: np.random.Generator | None = None,
+    maxiter: int = 500,
+    active_set: bool = True,
+    initial_per_distribution: int = 3,
+    add_per_round: int = 4,
+    kkt_rtol: float = 1e-6,
+    max_rounds: int = 100,
+) -> Result:
     """Local optimisation with exact gradients (see the module docstring).
 
     ``active_set=True`` (default): the multi-start L-BFGS runs on a small set of options
@@ -1139,8 +1273,13 @@ def _solve_local(prob: Problem, t0: float, n_starts: int = 4, seed: int = 0,
         return _finish(prob, "local", prob.local_theta(), t0, info={"starts": 0})
     if not active_set:
         z, _, evals = _lbfgs(prob, _multistarts(prob, n_starts, rng), maxiter)
-        return _finish(prob, "local", _softmax(prob, z), t0,
-                       info={"starts": n_starts, "evaluations": evals, "active_set": False})
+        return _finish(
+            prob,
+            "local",
+            _softmax(prob, z),
+            t0,
+            info={"starts": n_starts, "evaluations": evals, "active_set": False},
+        )
     # initial set: all together + the options fastest at the wait of the all-together point
     M = _M(prob, evaluate(prob, prob.local_theta()).phi)
     keep = np.zeros(prob.n_options, dtype=bool)
@@ -1181,17 +1320,29 @@ def _solve_local(prob: Problem, t0: float, n_starts: int = 4, seed: int = 0,
         evals += e
         rounds += 1
     violation = float(max(rel.max(), 0.0))
-    return _finish(prob, "local", theta, t0,
-                   info={"starts": n_starts, "evaluations": evals, "active_set": True, "rounds": rounds,
-                         "active_options": int(len(idx)), "kkt_violation": violation,
-                         "kkt": violation <= kkt_rtol})
+    return _finish(
+        prob,
+        "local",
+        theta,
+        t0,
+        info={
+            "starts": n_starts,
+            "evaluations": evals,
+            "active_set": True,
+            "rounds": rounds,
+            "active_options": int(len(idx)),
+            "kkt_violation": violation,
+            "kkt": violation <= kkt_rtol,
+        },
+    )
 
 
 # --------------------------------------------------------------------------- penalty
 
 
-def _solve_penalty(prob: Problem, t0: float, weight: float = 1e3, max_iter: int = 20_000,
-                   ftol: float = 1e-12) -> Result:
+def _solve_penalty(
+    prob: Problem, t0: float, weight: float = 1e3, max_iter: int = 20_000, ftol: float = 1e-12
+) -> Result:
     """The paper's Lagrangian-penalty descent (see the module docstring)."""
     if prob.n_options == 0 or prob.size.max() == 1:
         return _finish(prob, "penalty", prob.local_theta(), t0, info={"iterations": 0})
@@ -1252,9 +1403,16 @@ def _solve_penalty(prob: Problem, t0: float, weight: float = 1e3, max_iter: int 
 # --------------------------------------------------------------------------- API
 
 
-def solve(workload: Sequence[JobClass] | Problem, cluster: Cluster | None = None, method: str = "global",
-          *, direct_edge_branch: bool = True, pricing: str | None = None, oversized: str = "error",
-          **options) -> Result:
+def solve(
+    workload: Sequence[JobClass] | Problem,
+    cluster: Cluster | None = None,
+    method: str = "global",
+    *,
+    direct_edge_branch: bool = True,
+    pricing: str | None = None,
+    oversized: str = "error",
+    **options,
+) -> Result:
     """Solve Nona's problem for ``workload`` on ``cluster`` with ``method`` (global | local | penalty).
 
     ``options`` go to the solver: global ``rtol`` (default 1e-6), ``max_lps`` (nodes for
@@ -1284,13 +1442,20 @@ def _solve(workload, cluster, method, direct_edge_branch, pricing, oversized, op
     if isinstance(workload, Problem):
         prob = workload
         if pricing is not None and prob.pricing != pricing:
-            raise ValueError(f"the compiled problem was priced {prob.pricing!r}, solve was asked for {pricing!r}: "
-                             "compile it again with compile_problem(..., pricing=...)")
+            raise ValueError(
+                f"the compiled problem was priced {prob.pricing!r}, solve was asked for {pricing!r}: "
+                "compile it again with compile_problem(..., pricing=...)"
+            )
     else:
         if cluster is None:
             raise ValueError("solve needs a Cluster")
-        prob = compile_problem(workload, cluster, direct_edge_branch=direct_edge_branch,
-                               pricing=DEFAULT_PRICING if pricing is None else pricing, oversized=oversized)
+        prob = compile_problem(
+            workload,
+            cluster,
+            direct_edge_branch=direct_edge_branch,
+            pricing=DEFAULT_PRICING if pricing is None else pricing,
+            oversized=oversized,
+        )
     _check_feasible(prob)
     fn = {"global": _solve_global, "local": _solve_local, "penalty": _solve_penalty}[method]
     return fn(prob, t0, **options)
@@ -1312,9 +1477,21 @@ def to_json(result: Result, load: float | None = None, all_options: bool = False
         entry = {"kind": j.kind, "arrival_rate": j.arrival_rate, "predicted_jct_s": result.tau[j.name]}
         if j.name in dists:
             entry["subgraphs"] = [
-                {"source": sub.source, "sink": sub.sink, "intermediate": list(sub.intermediate),
-                 "options": [{"partition": [list(p) for p in o.partition], "source_part": o.source_part,
-                              "sink_part": o.sink_part, "p": p} for o, p in opts if all_options or p > 0]}
+                {
+                    "source": sub.source,
+                    "sink": sub.sink,
+                    "intermediate": list(sub.intermediate),
+                    "options": [
+                        {
+                            "partition": [list(p) for p in o.partition],
+                            "source_part": o.source_part,
+                            "sink_part": o.sink_part,
+                            "p": p,
+                        }
+                        for o, p in opts
+                        if all_options or p > 0
+                    ],
+                }
                 for sub, opts in dists[j.name]
             ]
         classes[j.name] = entry
@@ -1337,10 +1514,18 @@ def to_json(result: Result, load: float | None = None, all_options: bool = False
     }
 
 
-def solve_point(load: float, *, bandwidth_gbps: float = 10.0, servers: int = 80, compute_rate: float = 1.0,
-                method: str = "global", models: Sequence[str] | None = None,
-                workload_kwargs: dict | None = None, pricing: str = DEFAULT_PRICING,
-                **options) -> tuple[Result, dict]:
+def solve_point(
+    load: float,
+    *,
+    bandwidth_gbps: float = 10.0,
+    servers: int = 80,
+    compute_rate: float = 1.0,
+    method: str = "global",
+    models: Sequence[str] | None = None,
+    workload_kwargs: dict | None = None,
+    pricing: str = DEFAULT_PRICING,
+    **options,
+) -> tuple[Result, dict]:
     """Build the section IV-B workload at ``load`` and solve it (``pricing``: see :func:`solve`);
     returns (result, JSON dict).
 
@@ -1351,7 +1536,11 @@ def solve_point(load: float, *, bandwidth_gbps: float = 10.0, servers: int = 80,
     from schedlab.nona.workload import build_workload
 
     cluster = Cluster(servers=servers, bandwidth_gbps=bandwidth_gbps, compute_rate=compute_rate)
-    wl = build_workload(list(models) if models is not None else profiles.MODELS, load=load, cluster=cluster,
-                        **(workload_kwargs or {}))
+    wl = build_workload(
+        list(models) if models is not None else profiles.MODELS,
+        load=load,
+        cluster=cluster,
+        **(workload_kwargs or {}),
+    )
     res = solve(wl, cluster, method=method, pricing=pricing, **options)
     return res, to_json(res, load=load)

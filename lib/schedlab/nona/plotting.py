@@ -8,13 +8,16 @@ from typing import Any, Mapping, Sequence
 
 import networkx as nx
 import numpy as np
-import pandas as pd
 
 #: scheme -> (label, matplotlib colour, marker), the same in every Nona figure
 SCHEME_STYLE = {
-    "nona": ("Nona", "C0", "o"), "nona_star": ("Nona*", "C9", "v"), "expert": ("Expert", "k", "s"),
-    "spark_fair": ("Spark fair", "C1", "^"), "opportunistic": ("Opportunistic", "C2", "D"),
-    "random": ("Random", "C3", "x"), "decima": ("Decima (public TPC-H-trained weights)", "C4", "P"),
+    "nona": ("Nona", "C0", "o"),
+    "nona_star": ("Nona*", "C9", "v"),
+    "expert": ("Expert", "k", "s"),
+    "spark_fair": ("Spark fair", "C1", "^"),
+    "opportunistic": ("Opportunistic", "C2", "D"),
+    "random": ("Random", "C3", "x"),
+    "decima": ("Decima (public TPC-H-trained weights)", "C4", "P"),
     "decima_retrained": ("Decima (retrained in our simulator)", "C6", "*"),
 }
 
@@ -48,22 +51,39 @@ def plot_contraction(g: nx.DiGraph, h: nx.DiGraph, title: str = "") -> Any:
 
     pos = layered_layout(g)
     nx.draw_networkx_edges(g, pos, ax=top, arrowsize=6, width=0.6, edge_color="0.55", node_size=60)
-    nx.draw_networkx_nodes(g, pos, ax=top, node_size=60, linewidths=0.4, edgecolors="0.2",
-                           node_color=[cmap(groups[n] % cmap.N) for n in g])
-    top.set_title(f"{title} profile: {g.number_of_nodes()} tasks, {g.number_of_edges()} edges "
-                  "(colour = contracted task)")
+    nx.draw_networkx_nodes(
+        g,
+        pos,
+        ax=top,
+        node_size=60,
+        linewidths=0.4,
+        edgecolors="0.2",
+        node_color=[cmap(groups[n] % cmap.N) for n in g],
+    )
+    top.set_title(
+        f"{title} profile: {g.number_of_nodes()} tasks, {g.number_of_edges()} edges "
+        "(colour = contracted task)"
+    )
     top.axis("off")
 
     hpos = layered_layout(h)
     labels = {n: f"{len(d['members'])} ops\n{d['forward_ms']:.1f} ms" for n, d in h.nodes(data=True)}
     nx.draw_networkx_edges(h, hpos, ax=bottom, arrowsize=14, width=1.2, edge_color="0.35", node_size=2600)
-    nx.draw_networkx_nodes(h, hpos, ax=bottom, node_size=2600, edgecolors="0.2",
-                           node_color=[cmap(groups[d["members"][0]] % cmap.N) for _, d in h.nodes(data=True)])
+    nx.draw_networkx_nodes(
+        h,
+        hpos,
+        ax=bottom,
+        node_size=2600,
+        edgecolors="0.2",
+        node_color=[cmap(groups[d["members"][0]] % cmap.N) for _, d in h.nodes(data=True)],
+    )
     nx.draw_networkx_labels(h, hpos, labels, ax=bottom, font_size=7)
     edge_labels = {(u, v): f"{d['bytes'] / 1e6:.0f} MB" for u, v, d in h.edges(data=True)}
     nx.draw_networkx_edge_labels(h, hpos, edge_labels, ax=bottom, font_size=6.5, rotate=False)
-    bottom.set_title(f"after Nona contraction: {h.number_of_nodes()} tasks, {h.number_of_edges()} edges "
-                     "(forward ms per minibatch; MB per transfer)")
+    bottom.set_title(
+        f"after Nona contraction: {h.number_of_nodes()} tasks, {h.number_of_edges()} edges "
+        "(forward ms per minibatch; MB per transfer)"
+    )
     bottom.axis("off")
     fig.tight_layout()
     return fig
@@ -75,9 +95,14 @@ def plot_contraction(g: nx.DiGraph, h: nx.DiGraph, title: str = "") -> Any:
 
 #: readable names of the simulator's job classes, for titles and legends
 CLASS_LABEL = {
-    "gpt2": "GPT-2", "densenet121": "DenseNet-121", "vgg16": "VGG-16", "alexnet": "AlexNet",
-    "resnet18": "ResNet-18", "background_compute": "background compute jobs",
-    "background_comm": "background communication jobs", "f": "job f",
+    "gpt2": "GPT-2",
+    "densenet121": "DenseNet-121",
+    "vgg16": "VGG-16",
+    "alexnet": "AlexNet",
+    "resnet18": "ResNet-18",
+    "background_compute": "background compute jobs",
+    "background_comm": "background communication jobs",
+    "f": "job f",
 }
 
 
@@ -125,6 +150,18 @@ def readable_log_axis(ax: Any, axis: str = "y", ticks: Sequence[float] | None = 
     target.set_minor_formatter(NullFormatter())
 
 
+def wrap_label(text: str, width: int = 50) -> str:
+    """An axis label broken into lines of at most ``width`` characters, so that the labels of
+    panels side by side do not run into each other.
+
+    >>> wrap_label("compute load (sum of arrival rate x service time: busy servers, cluster-wide)")
+    'compute load (sum of arrival rate x service time:\\nbusy servers, cluster-wide)'
+    """
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width)) or text
+
+
 def legend_below(fig: Any, handles: Sequence[Any], labels: Sequence[str], ncol: int = 4) -> Any:
     """One legend for the whole figure, under the axes (never over a curve)."""
     return fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=8, frameon=False)
@@ -138,8 +175,14 @@ def _handles(axes: Sequence[Any]) -> tuple[list, list]:
     return list(seen.values()), list(seen)
 
 
-def _paper_marks(ax: Any, x_right: float, step: float, paper_high: Mapping[str, float],
-                 paper_low: Mapping[str, float] | None, log_x: bool) -> None:
+def _paper_marks(
+    ax: Any,
+    x_right: float,
+    step: float,
+    paper_high: Mapping[str, float],
+    paper_low: Mapping[str, float] | None,
+    log_x: bool,
+) -> None:
     """The paper's printed gains at the right edge of a gain panel: a bar from the lowest to the
     highest factor it prints (a single mark when it prints only "up to")."""
     for i, (s, high) in enumerate(paper_high.items()):
@@ -149,15 +192,36 @@ def _paper_marks(ax: Any, x_right: float, step: float, paper_high: Mapping[str, 
         if low is not None:
             ax.plot([x, x], [low, high], color=color, lw=3, alpha=0.55, solid_capstyle="butt")
         ax.plot([x], [high], marker=marker, color=color, mfc="white", ms=8, ls="none")
-        ax.annotate(f"{high:g}x", (x, high), textcoords="offset points", xytext=(0, 6), ha="center",
-                    fontsize=7, color=color)
+        # upright labels: the marks sit a few points apart and their values can be close
+        ax.annotate(
+            f"{high:g}x",
+            (x, high),
+            textcoords="offset points",
+            xytext=(0, 7),
+            ha="center",
+            va="bottom",
+            rotation=90,
+            fontsize=7,
+            color=color,
+        )
 
 
-def plot_sweep(rows: Any, x: str, schemes: Sequence[str], *, xlabel: str, title: str,
-               panels: Sequence[tuple[str, str]] = (("mean_jct_s", "(a) all jobs"),
-                                                    ("inference_mean_jct_s", "(b) inference jobs")),
-               log_x: bool = False, paper_high: Mapping[str, float] | None = None,
-               paper_low: Mapping[str, float] | None = None, gain_of: str = "mean_jct_s") -> Any:
+def plot_sweep(
+    rows: Any,
+    x: str,
+    schemes: Sequence[str],
+    *,
+    xlabel: str,
+    title: str,
+    panels: Sequence[tuple[str, str]] = (
+        ("mean_jct_s", "(a) all jobs"),
+        ("inference_mean_jct_s", "(b) inference jobs"),
+    ),
+    log_x: bool = False,
+    paper_high: Mapping[str, float] | None = None,
+    paper_low: Mapping[str, float] | None = None,
+    gain_of: str = "mean_jct_s",
+) -> Any:
     """Figs. 3 and 4: average JCT of every scheme against ``x`` (one panel per ``panels``
     column, log JCT axis), and a last panel with each baseline's gain (its JCT / Nona's, column
     ``gain_of``) next to the paper's printed factors (``paper_high``/``paper_low``, by scheme,
@@ -168,6 +232,7 @@ def plot_sweep(rows: Any, x: str, schemes: Sequence[str], *, xlabel: str, title:
 
     ok = rows[rows.status == "ok"]
     xs = sorted(ok[x].unique())
+    xlabel = wrap_label(xlabel)
     fig, axes = plt.subplots(1, len(panels) + 1, figsize=(5.2 * (len(panels) + 1), 4.6), layout="constrained")
     for ax, (col, sub) in zip(axes, panels):
         for s in schemes:
@@ -205,14 +270,35 @@ def plot_sweep(rows: Any, x: str, schemes: Sequence[str], *, xlabel: str, title:
             span = (max(xs) - min(xs)) or 1.0
             _paper_marks(gain, max(xs), 0.06 * span, paper_high, paper_low, False)
         if paper_low:
-            gain.plot([], [], color="0.4", lw=3, alpha=0.55, marker="o", mfc="white",
-                      label="paper's printed factors (bar: its range, open marker: its highest)")
+            gain.plot(
+                [],
+                [],
+                color="0.4",
+                lw=3,
+                alpha=0.55,
+                marker="o",
+                mfc="white",
+                label="paper's printed factors (bar: its range, open marker: its highest)",
+            )
         else:
-            gain.plot([], [], color="0.4", ls="none", marker="o", mfc="white",
-                      label="paper's printed factor ('up to', open marker)")
-        gain.axvline(max(xs) * 1.1 if log_x else max(xs) + 0.025 * ((max(xs) - min(xs)) or 1.0),
-                     color="0.6", lw=0.6, ls=":")
+            gain.plot(
+                [],
+                [],
+                color="0.4",
+                ls="none",
+                marker="o",
+                mfc="white",
+                label="paper's printed factor ('up to', open marker)",
+            )
+        gain.axvline(
+            max(xs) * 1.1 if log_x else max(xs) + 0.025 * ((max(xs) - min(xs)) or 1.0),
+            color="0.6",
+            lw=0.6,
+            ls=":",
+        )
     readable_log_axis(gain, "y")
+    if paper_high:  # head room for the upright labels of the paper's marks
+        gain.set_ylim(top=max(gain.get_ylim()[1], 6 * max(paper_high.values())))
     if log_x:
         readable_log_axis(gain, "x", ticks=xs)
     else:  # only the swept points: the paper's marks right of them are not a load
@@ -226,8 +312,59 @@ def plot_sweep(rows: Any, x: str, schemes: Sequence[str], *, xlabel: str, title:
     return fig
 
 
-def plot_cdfs(jobs: Mapping[str, Any], schemes: Sequence[str], classes: Sequence[str], *, title: str,
-              gains: Mapping[str, float] | None = None, paper_gains: Mapping[str, float] | None = None) -> Any:
+def factor_text(v: float) -> str:
+    """A gain factor as a short label: three significant digits, no exponent.
+
+    >>> [factor_text(v) for v in (0.752, 15, 303.1, 1667.4, 33100.0)]
+    ['0.752x', '15x', '303x', '1667x', '33100x']
+    """
+    return f"{v:.0f}x" if abs(v) >= 100 else f"{v:.3g}x"
+
+
+def _gain_bars(ax: Any, gains: Mapping[str, float], paper_gains: Mapping[str, float] | None) -> None:
+    """Fig. 5's gain panel: ours (filled) and the paper's (hatched) factor per baseline on a log
+    axis whose view holds every bar and its value label (limits set after the log scale: a
+    linear lower limit of 0 would collapse the log axis)."""
+    names = [s for s in (paper_gains or gains) if s in SCHEME_STYLE]
+    pos = np.arange(len(names))
+    ours = np.array([gains.get(s, np.nan) for s in names], dtype=float)
+    theirs = np.array([(paper_gains or {}).get(s, np.nan) for s in names], dtype=float)
+    colors = [SCHEME_STYLE[s][1] for s in names]
+    ax.bar(pos - 0.2, ours, 0.4, color=colors)
+    if paper_gains:
+        ax.bar(pos + 0.2, theirs, 0.4, color="white", edgecolor=colors, hatch="//")
+    ax.axhline(1.0, color="0.3", lw=0.8)
+    shown = np.concatenate([ours, theirs, [1.0]])
+    shown = shown[np.isfinite(shown) & (shown > 0)]
+    ax.set_yscale("log")
+    # below: half the smallest value; above: room for the value labels (a factor on a log axis)
+    ax.set_ylim(shown.min() / 2, shown.max() * 4)
+    readable_log_axis(ax, "y")
+    for offset, values in ((-0.2, ours), (0.2, theirs)):
+        for p, v in zip(pos, values):
+            if np.isfinite(v) and v > 0:
+                ax.annotate(
+                    factor_text(v),
+                    (p + offset, v),
+                    textcoords="offset points",
+                    xytext=(0, 2),
+                    ha="center",
+                    fontsize=7,
+                )
+    ax.set_xticks(pos, [scheme_label(s).split(" (")[0] for s in names], rotation=20, fontsize=8)
+    ax.set_ylabel("their p99 JCT / Nona's (x, log)")
+    ax.set_title("Nona's inference p99 gain\n(filled: ours; hatched: paper)", fontsize=10)
+
+
+def plot_cdfs(
+    jobs: Mapping[str, Any],
+    schemes: Sequence[str],
+    classes: Sequence[str],
+    *,
+    title: str,
+    gains: Mapping[str, float] | None = None,
+    paper_gains: Mapping[str, float] | None = None,
+) -> Any:
     """Fig. 5: the CDF of the JCT of every job class (one panel each, log time axis), a legend
     panel, and (``gains``/``paper_gains``) a panel of Nona's inference p99 gain per baseline next
     to the paper's. ``jobs``: scheme -> that scheme's jobs (``job_class``, ``jct``)."""
@@ -257,45 +394,21 @@ def plot_cdfs(jobs: Mapping[str, Any], schemes: Sequence[str], classes: Sequence
         ax.set_ylabel("fraction of jobs (CDF)")
         ax.set_ylim(0, 1.02)
         ax.grid(True, which="major", alpha=0.3)
-    spare = flat[len(classes):]
-    handles, labels = _handles(flat[:len(classes)])
+    spare = flat[len(classes) :]
+    handles, labels = _handles(flat[: len(classes)])
     spare[0].axis("off")
     spare[0].legend(handles, labels, loc="center", fontsize=9, frameon=False, title="scheme")
     if gains is not None:
-        ax = spare[1]
-        names = [s for s in (paper_gains or gains) if s in SCHEME_STYLE]
-        pos = np.arange(len(names))
-        ours = [gains.get(s, np.nan) for s in names]
-        ax.bar(pos - 0.2, ours, 0.4, color=[SCHEME_STYLE[s][1] for s in names], label="ours")
-        if paper_gains:
-            ax.bar(pos + 0.2, [paper_gains.get(s, np.nan) for s in names], 0.4, color="white",
-                   edgecolor=[SCHEME_STYLE[s][1] for s in names], hatch="//", label="paper")
-            for p, s in zip(pos, names):
-                ax.annotate(f"{paper_gains[s]:g}x", (p + 0.2, paper_gains[s]), textcoords="offset points",
-                            xytext=(0, 2), ha="center", fontsize=7)
-        ax.axhline(1.0, color="0.3", lw=0.8)
-        top = np.nanmax([*ours, *(paper_gains or {}).values(), 1.0])
-        ax.set_ylim(top=top * 3)  # room for the value labels
-        readable_log_axis(ax, "y")
-        ax.set_xticks(pos, [scheme_label(s).split(" (")[0] for s in names], rotation=20, fontsize=8)
-        ax.set_ylabel("their p99 JCT / Nona's (x, log)")
-        for p, v in zip(pos, ours):
-            if np.isfinite(v):
-                ax.annotate(f"{v:.3g}x", (p - 0.2, v), textcoords="offset points", xytext=(0, 2), ha="center",
-                            fontsize=7)
-        from matplotlib.patches import Patch
-
-        ax.legend([Patch(color="0.5"), Patch(facecolor="white", edgecolor="0.3", hatch="//")], ["ours", "paper"],
-                  fontsize=8, loc="upper left", frameon=False)
-        ax.set_title("Nona's inference p99 gain")
+        _gain_bars(spare[1], gains, paper_gains)
     for ax in spare[extra:]:
         ax.axis("off")
     fig.suptitle(title)
     return fig
 
 
-def plot_job_f(sweep: Any, other: Any, paper: Mapping[str, float], table_loads: Mapping[str, float], *,
-               title: str) -> Any:
+def plot_job_f(
+    sweep: Any, other: Any, paper: Mapping[str, float], table_loads: Mapping[str, float], *, title: str
+) -> Any:
     """Table I / Fig. 1: the optimal probability of distributing job f (and of each allocation)
     against the load, the congestion-oblivious 50/50, and Table I's printed shares at our
     low/medium/high loads. ``sweep``/``other``: the table1 notebook's sweeps (``other`` with
@@ -308,13 +421,28 @@ def plot_job_f(sweep: Any, other: Any, paper: Mapping[str, float], table_loads: 
         ax.plot(sweep.load, sweep[c], "--", label=f"Nona: P({c})")
     ax.axhline(0.5, color="0.4", ls=":", label="congestion-oblivious: 50% each allocation")
     xs = [table_loads[k] for k in paper]
-    ax.scatter(xs, list(paper.values()), marker="X", s=80, color="k", zorder=5,
-               label="paper, Table I: Nona distributes (our load positions)")
+    ax.scatter(
+        xs,
+        list(paper.values()),
+        marker="X",
+        s=80,
+        color="k",
+        zorder=5,
+        label="paper, Table I: Nona distributes (our load positions)",
+    )
     for k, xv in zip(paper, xs):
-        ax.annotate(f"{k}: {paper[k]:.0%}", (xv, paper[k]), textcoords="offset points", xytext=(6, 6), fontsize=8)
+        ax.annotate(
+            f"{k}: {paper[k]:.0%}", (xv, paper[k]), textcoords="offset points", xytext=(6, 6), fontsize=8
+        )
     for mb, grp in other.groupby("background_mb"):
-        ax.plot(grp.load, grp.p_distribute, ".-", lw=0.8, alpha=0.7,
-                label=f"P(distribute f), {mb:g} MB background transfers")
+        ax.plot(
+            grp.load,
+            grp.p_distribute,
+            ".-",
+            lw=0.8,
+            alpha=0.7,
+            label=f"P(distribute f), {mb:g} MB background transfers",
+        )
     ax.set_xlabel("load (compute load = background link load)")
     ax.set_ylabel("probability")
     ax.set_ylim(-0.05, 1.1)

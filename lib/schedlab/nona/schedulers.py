@@ -52,7 +52,16 @@ from typing import Sequence
 from schedlab.nona.sim import CompiledClass, LiveView, UniformStream
 from schedlab.nona.tables import Plan, TableError, compile_plan, load_tables, opportunistic_tables
 
-SCHEMES = ("random", "opportunistic", "spark_fair", "nona", "nona_star", "expert", "decima", "decima_retrained")
+SCHEMES = (
+    "random",
+    "opportunistic",
+    "spark_fair",
+    "nona",
+    "nona_star",
+    "expert",
+    "decima",
+    "decima_retrained",
+)
 
 
 class SchemeUnavailable(RuntimeError):
@@ -109,8 +118,9 @@ class TableScheduler:
                 continue
             if c.n == 1:
                 entry = known.get(c.name, {})
-                self.plans[c.index] = compile_plan(c, entry.get("subgraphs") if isinstance(entry, dict) else None,
-                                                    servers, where)
+                self.plans[c.index] = compile_plan(
+                    c, entry.get("subgraphs") if isinstance(entry, dict) else None, servers, where
+                )
                 continue
             if c.name not in known:
                 raise TableError(f"{where}: no table for job class {c.name!r} (has {sorted(known)})")
@@ -215,8 +225,14 @@ class SparkFairScheduler:
 # --------------------------------------------------------------------------------------
 
 
-def make_scheduler(scheme: str, *, tables: str | Path | dict | None = None, seed: int = 0,
-                   compute_rate: float = 1.0, decima_weights: str | Path | None = None):
+def make_scheduler(
+    scheme: str,
+    *,
+    tables: str | Path | dict | None = None,
+    seed: int = 0,
+    compute_rate: float = 1.0,
+    decima_weights: str | Path | None = None,
+):
     """Build a scheme by name.
 
     ``nona``/``nona_star``/``expert`` need ``tables`` (a JSON path or a loaded table dict);
@@ -258,15 +274,21 @@ def _decima_scheduler(scheme: str, seed: int, compute_rate: float, decima_weight
     except ImportError as exc:
         raise SchemeUnavailable(
             "the Decima scheme is not installed yet (schedlab.nona.decima.DecimaScheduler, "
-            f"the Decima baseline, docs/nona.md): {exc}") from None
+            f"the Decima baseline, docs/nona.md): {exc}"
+        ) from None
     if scheme == "decima":
         return DecimaScheduler(rng=seed, compute_rate=compute_rate)
     if decima_weights is None:
-        raise SchemeUnavailable("decima_retrained needs the retrained Decima's weights: pass decima_weights= the "
-                                "weights.npz the nona_decima_train stage writes (params.yaml: decima_weights)")
+        raise SchemeUnavailable(
+            "decima_retrained needs the retrained Decima's weights: pass decima_weights= the "
+            "weights.npz the nona_decima_train stage writes (params.yaml: decima_weights)"
+        )
     path = Path(decima_weights)
     if not path.is_file():
-        raise SchemeUnavailable(f"the retrained Decima's weights {path} do not exist; "
-                                "run `dvc repro nona_decima_train` (needs torch, the 'trace' extra)")
-    return DecimaScheduler(rng=seed, compute_rate=compute_rate, weights=load_weights(path),
-                           label="decima_retrained")
+        raise SchemeUnavailable(
+            f"the retrained Decima's weights {path} do not exist; "
+            "run `dvc repro nona_decima_train` (needs torch, the 'trace' extra)"
+        )
+    return DecimaScheduler(
+        rng=seed, compute_rate=compute_rate, weights=load_weights(path), label="decima_retrained"
+    )

@@ -140,14 +140,18 @@ def compile_class(job_class: Any, index: int = 0) -> CompiledClass:
     for v in nodes:
         w = dag.nodes[v].get("work_s")
         if w is None or not (float(w) >= 0 and math.isfinite(float(w))):
-            raise SimInputError(f"job class {name!r}, task {v!r}: work_s must be a finite number >= 0, got {w!r}")
+            raise SimInputError(
+                f"job class {name!r}, task {v!r}: work_s must be a finite number >= 0, got {w!r}"
+            )
         work.append(float(w))
     children: list[list[tuple[int, float]]] = [[] for _ in nodes]
     parents: list[list[tuple[int, float]]] = [[] for _ in nodes]
     for u, v, d in dag.edges(data=True):
         b = d.get("bytes")
         if b is None or not (float(b) >= 0 and math.isfinite(float(b))):
-            raise SimInputError(f"job class {name!r}, edge {u!r}->{v!r}: bytes must be a finite number >= 0, got {b!r}")
+            raise SimInputError(
+                f"job class {name!r}, edge {u!r}->{v!r}: bytes must be a finite number >= 0, got {b!r}"
+            )
         children[pos[u]].append((pos[v], float(b)))
         parents[pos[v]].append((pos[u], float(b)))
     for lst in children:
@@ -158,12 +162,23 @@ def compile_class(job_class: Any, index: int = 0) -> CompiledClass:
     if kind == "background_comm":
         transfer = dag.graph.get("transfer_bytes")
         if transfer is None or not (float(transfer) > 0 and math.isfinite(float(transfer))):
-            raise SimInputError(f"job class {name!r}: background_comm needs dag.graph['transfer_bytes'] > 0, got {transfer!r}")
+            raise SimInputError(
+                f"job class {name!r}: background_comm needs dag.graph['transfer_bytes'] > 0, got {transfer!r}"
+            )
         transfer = float(transfer)
     return CompiledClass(
-        index=index, name=str(name), kind=kind, arrival_rate=rate, nodes=nodes, work=work,
-        children=children, parents=parents, n_parents=[len(p) for p in parents],
-        roots=[i for i, p in enumerate(parents) if not p], transfer_bytes=transfer, dag=dag,
+        index=index,
+        name=str(name),
+        kind=kind,
+        arrival_rate=rate,
+        nodes=nodes,
+        work=work,
+        children=children,
+        parents=parents,
+        n_parents=[len(p) for p in parents],
+        roots=[i for i, p in enumerate(parents) if not p],
+        transfer_bytes=transfer,
+        dag=dag,
     )
 
 
@@ -248,7 +263,9 @@ class UniformStream:
         return out
 
 
-def poisson_arrivals(rates: Sequence[float], horizon: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def poisson_arrivals(
+    rates: Sequence[float], horizon: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """Merged Poisson arrivals of several classes on ``[0, horizon)``: (times, class index).
 
     Per class, a Poisson(rate * horizon) count of uniform times: the exact conditional form
@@ -300,10 +317,10 @@ class LiveJob:
     job_id: int
     cls: CompiledClass
     arrival: float
-    runnable: list[int]          # local task ids whose parents have all finished, unassigned
-    task_server: list[int]       # -1 until assigned
-    running: int = 0             # tasks assigned and not finished (servers held)
-    unassigned: int = 0          # tasks not yet assigned (runnable or waiting on parents)
+    runnable: list[int]  # local task ids whose parents have all finished, unassigned
+    task_server: list[int]  # -1 until assigned
+    running: int = 0  # tasks assigned and not finished (servers held)
+    unassigned: int = 0  # tasks not yet assigned (runnable or waiting on parents)
     finished: int = 0
 
 
@@ -322,8 +339,8 @@ class LiveView:
     active: dict[int, LiveJob]
     classes: Sequence[CompiledClass]
     ready: dict[int, LiveJob] = field(default_factory=dict)  # active jobs with a runnable task
-    ready_order: list[int] = field(default_factory=list)     # their ids, sorted (= arrival order)
-    unfinished: int = 0          # active jobs that still have unassigned tasks
+    ready_order: list[int] = field(default_factory=list)  # their ids, sorted (= arrival order)
+    unfinished: int = 0  # active jobs that still have unassigned tasks
     link_backlog_s: float = 0.0  # not used by Spark/Decima (congestion-oblivious); exposed for tests
 
 
@@ -414,7 +431,8 @@ def simulate(
     if loads["compute"] >= max_compute_load:
         raise SimInputError(
             f"compute load sum_j lambda_j S_j / N = {loads['compute']:.3f} >= {max_compute_load}: "
-            "the servers cannot keep up; lower the arrival rates")
+            "the servers cannot keep up; lower the arrival rates"
+        )
     scheduler.prepare(classes, servers)
 
     arr_rng, place_rng = rng.spawn(2)
@@ -436,16 +454,18 @@ def simulate(
     names = np.array([c.name for c in classes], dtype=object)
     kinds = np.array([c.kind for c in classes], dtype=object)
     ntasks = np.array([0 if c.is_comm else c.n for c in classes])
-    jobs = pd.DataFrame({
-        "job_id": ids.astype(np.int64),
-        "job_class": pd.Categorical(names[arr_c[ids]], categories=list(names)),
-        "kind": kinds[arr_c[ids]].astype(str),
-        "arrival": arr_t[ids],
-        "completion": completion[ids],
-        "jct": completion[ids] - arr_t[ids],
-        "bytes_moved": bytes_moved[ids],
-        "tasks": ntasks[arr_c[ids]].astype(np.int64),
-    })
+    jobs = pd.DataFrame(
+        {
+            "job_id": ids.astype(np.int64),
+            "job_class": pd.Categorical(names[arr_c[ids]], categories=list(names)),
+            "kind": kinds[arr_c[ids]].astype(str),
+            "arrival": arr_t[ids],
+            "completion": completion[ids],
+            "jct": completion[ids] - arr_t[ids],
+            "bytes_moved": bytes_moved[ids],
+            "tasks": ntasks[arr_c[ids]].astype(np.int64),
+        }
+    )
     stats = {
         "scheme": scheduler.name,
         "servers": servers,
@@ -481,8 +501,10 @@ def idle_jct(job_class: Any, cluster: Any, scheduler: Scheduler, *, rng: np.rand
     rng : the placement's random stream (which servers; irrelevant on an idle cluster).
     """
     if getattr(scheduler, "live", True):
-        raise SimInputError(f"idle_jct needs an oblivious scheme (one that places a job at arrival), got "
-                            f"{getattr(scheduler, 'name', scheduler)!r}")
+        raise SimInputError(
+            f"idle_jct needs an oblivious scheme (one that places a job at arrival), got "
+            f"{getattr(scheduler, 'name', scheduler)!r}"
+        )
     if not isinstance(rng, np.random.Generator):
         raise SimInputError("rng must be a numpy.random.Generator")
     cls = compile_class(job_class, 0)
@@ -490,8 +512,9 @@ def idle_jct(job_class: Any, cluster: Any, scheduler: Scheduler, *, rng: np.rand
         raise SimInputError(f"job class {cls.name!r}: idle_jct needs a compute job, got a communication job")
     servers, mu, nu = check_cluster(cluster)
     scheduler.prepare([cls], servers)
-    state = _run_oblivious([cls], servers, mu, nu, scheduler, np.zeros(1), np.zeros(1, dtype=np.int64),
-                           UniformStream(rng), False)
+    state = _run_oblivious(
+        [cls], servers, mu, nu, scheduler, np.zeros(1), np.zeros(1, dtype=np.int64), UniformStream(rng), False
+    )
     return float(state["completion"][0])
 
 
@@ -557,8 +580,8 @@ def _run_oblivious(classes, servers, mu, nu, scheduler, arr_t, arr_c, stream, pr
             off = job_off[j]
             n = ns[c]
             srv = place(classes[c], stream)
-            task_server[off:off + n] = srv
-            task_pending[off:off + n] = nparents[c]
+            task_server[off : off + n] = srv
+            task_pending[off : off + n] = nparents[c]
             w = work[c]
             for r in roots[c]:
                 s = srv[r]
@@ -625,8 +648,15 @@ def _run_oblivious(classes, servers, mu, nu, scheduler, arr_t, arr_c, stream, pr
             completion[j] = t
     if bar is not None:
         bar.close()
-    return {"completion": completion, "bytes": job_bytes, "events": events, "tasks": tasks_done,
-            "link_bytes": link_bytes, "link_busy": link_busy, "end": t}
+    return {
+        "completion": completion,
+        "bytes": job_bytes,
+        "events": events,
+        "tasks": tasks_done,
+        "link_bytes": link_bytes,
+        "link_busy": link_busy,
+        "end": t,
+    }
 
 
 def _run_live(classes, servers, mu, nu, scheduler, arr_t, arr_c, progress):
@@ -679,8 +709,9 @@ def _run_live(classes, servers, mu, nu, scheduler, arr_t, arr_c, progress):
                 seq += 1
                 push(heap, (link_free, seq, _COMM_DONE, j, 0))
                 continue
-            job = LiveJob(job_id=j, cls=cc, arrival=t, runnable=list(cc.roots), task_server=[-1] * cc.n,
-                          unassigned=cc.n)
+            job = LiveJob(
+                job_id=j, cls=cc, arrival=t, runnable=list(cc.roots), task_server=[-1] * cc.n, unassigned=cc.n
+            )
             active[j] = job
             if cc.roots:
                 ready[j] = job
@@ -722,14 +753,18 @@ def _run_live(classes, servers, mu, nu, scheduler, arr_t, arr_c, progress):
             for jid, task, srv in schedule(view):
                 job = active.get(jid)
                 if job is None or task not in job.runnable:
-                    raise RuntimeError(f"{scheduler.name}: assigned task {task} of job {jid}, which is not runnable")
+                    raise RuntimeError(
+                        f"{scheduler.name}: assigned task {task} of job {jid}, which is not runnable"
+                    )
                 if free_servers and free_servers[-1] == srv:
                     free_servers.pop()
                 else:
                     try:
                         free_servers.remove(srv)
                     except ValueError:
-                        raise RuntimeError(f"{scheduler.name}: assigned server {srv}, which is not free") from None
+                        raise RuntimeError(
+                            f"{scheduler.name}: assigned server {srv}, which is not free"
+                        ) from None
                 job.runnable.remove(task)
                 if not job.runnable:
                     del ready[jid]
@@ -754,8 +789,15 @@ def _run_live(classes, servers, mu, nu, scheduler, arr_t, arr_c, progress):
                 push(heap, (t_in + job.cls.work[task] * inv_nu, seq, _TASK_DONE, jid, task))
     if bar is not None:
         bar.close()
-    return {"completion": completion, "bytes": job_bytes, "events": events, "tasks": tasks_done,
-            "link_bytes": link_bytes, "link_busy": link_busy, "end": t}
+    return {
+        "completion": completion,
+        "bytes": job_bytes,
+        "events": events,
+        "tasks": tasks_done,
+        "link_bytes": link_bytes,
+        "link_busy": link_busy,
+        "end": t,
+    }
 
 
 def _bar(progress: bool, total: int, name: str):

@@ -59,7 +59,8 @@ def load_tables(path: str | Path) -> dict:
     if not p.is_file():
         raise FileNotFoundError(
             f"Nona needs the optimiser's probability tables, but {p} does not exist; "
-            "produce it with `schedlab nona solve --json` (the optimiser stage) first")
+            "produce it with `schedlab nona solve --json` (the optimiser stage) first"
+        )
     try:
         doc = json.loads(p.read_text())
     except json.JSONDecodeError as exc:
@@ -77,7 +78,7 @@ class Plan:
 
     def __init__(self, n: int, steps: list, trivial: bool):
         self.n = n
-        self.steps = steps      # [(src, sink, cum_p, options)], options: [(parts, sink_part)]
+        self.steps = steps  # [(src, sink, cum_p, options)], options: [(parts, sink_part)]
         self.trivial = trivial  # one task: just a uniform server
 
 
@@ -97,7 +98,9 @@ def compile_plan(cls: CompiledClass, entries: list | None, servers: int, where: 
         try:
             key = (e["source"], e["sink"])
         except (KeyError, TypeError):
-            raise TableError(f"{where}: class {cls.name!r}: each subgraph needs 'source' and 'sink'") from None
+            raise TableError(
+                f"{where}: class {cls.name!r}: each subgraph needs 'source' and 'sink'"
+            ) from None
         by_key[key] = e
     steps = []
     used = set()
@@ -109,19 +112,32 @@ def compile_plan(cls: CompiledClass, entries: list | None, servers: int, where: 
             continue
         e = by_key.get((s, t))
         if e is None:
-            raise TableError(f"{where}: class {cls.name!r}: no table for the subgraph {s!r} -> {t!r} "
-                             f"(intermediate {list(inner)})")
+            raise TableError(
+                f"{where}: class {cls.name!r}: no table for the subgraph {s!r} -> {t!r} "
+                f"(intermediate {list(inner)})"
+            )
         used.add((s, t))
-        steps.append((src, snk, *_compile_options(e, set(inner), cls, servers, f"{where}: class {cls.name!r}, "
-                                                   f"subgraph {s!r} -> {t!r}")))
+        steps.append(
+            (
+                src,
+                snk,
+                *_compile_options(
+                    e, set(inner), cls, servers, f"{where}: class {cls.name!r}, subgraph {s!r} -> {t!r}"
+                ),
+            )
+        )
     extra = set(by_key) - used
     if extra:
-        raise TableError(f"{where}: class {cls.name!r}: table lists subgraphs {sorted(extra, key=str)} "
-                         "that are not bottleneck subgraphs of its contracted DAG")
+        raise TableError(
+            f"{where}: class {cls.name!r}: table lists subgraphs {sorted(extra, key=str)} "
+            "that are not bottleneck subgraphs of its contracted DAG"
+        )
     return Plan(cls.n, steps, False)
 
 
-def _compile_options(entry: dict, want: set, cls: CompiledClass, servers: int, where: str) -> tuple[list, list]:
+def _compile_options(
+    entry: dict, want: set, cls: CompiledClass, servers: int, where: str
+) -> tuple[list, list]:
     """``(cumulative probabilities, [(parts as task indices, sink part)])`` of one subgraph."""
     pos = cls.pos
     opts = entry.get("options") or []
@@ -131,15 +147,24 @@ def _compile_options(entry: dict, want: set, cls: CompiledClass, servers: int, w
     for k, o in enumerate(opts):
         part = [list(p) for p in o.get("partition", [])]
         flat = [x for p in part for x in p]
-        if sorted(map(str, flat)) != sorted(map(str, want)) or len(flat) != len(want) or any(not p for p in part):
-            raise TableError(f"{where}, option {k}: partition "
-                             f"{part} is not a partition of the intermediate tasks {sorted(want, key=str)}")
+        if (
+            sorted(map(str, flat)) != sorted(map(str, want))
+            or len(flat) != len(want)
+            or any(not p for p in part)
+        ):
+            raise TableError(
+                f"{where}, option {k}: partition "
+                f"{part} is not a partition of the intermediate tasks {sorted(want, key=str)}"
+            )
         sp, kp = o.get("source_part", 0), o.get("sink_part", 0)
         if not (isinstance(sp, int) and isinstance(kp, int) and 0 <= sp < len(part) and 0 <= kp < len(part)):
-            raise TableError(f"{where}, option {k}: "
-                             f"source_part/sink_part must index the {len(part)} parts, got {sp}/{kp}")
+            raise TableError(
+                f"{where}, option {k}: source_part/sink_part must index the {len(part)} parts, got {sp}/{kp}"
+            )
         if len(part) > servers:
-            raise TableError(f"{where}, option {k}: needs {len(part)} distinct servers, the cluster has {servers}")
+            raise TableError(
+                f"{where}, option {k}: needs {len(part)} distinct servers, the cluster has {servers}"
+            )
         p = float(o.get("p", float("nan")))
         if not (p >= 0 and math.isfinite(p)):
             raise TableError(f"{where}, option {k}: p must be >= 0, got {p}")
@@ -222,8 +247,14 @@ def option_tables(classes: Sequence[Any], chooser: Callable[[nx.DiGraph, Any, An
         subs = []
         for s, t, inner in segments(dag):
             if inner:
-                subs.append({"source": s, "sink": t, "intermediate": list(inner),
-                             "options": chooser(dag, s, t, list(inner))})
+                subs.append(
+                    {
+                        "source": s,
+                        "sink": t,
+                        "intermediate": list(inner),
+                        "options": chooser(dag, s, t, list(inner)),
+                    }
+                )
         out[c.name] = {"kind": kind, "subgraphs": subs}
     return {"method": "constructed", "classes": out}
 
@@ -249,8 +280,9 @@ def opportunistic_tables(classes: Sequence[Any], branches: str = "chains") -> di
 # --------------------------------------------------------------------------------------
 
 
-def solve_tables(job_classes, cluster, path: str | Path, *, load: float, method: str = "global",
-                 pricing: str | None = None) -> Path:
+def solve_tables(
+    job_classes, cluster, path: str | Path, *, load: float, method: str = "global", pricing: str | None = None
+) -> Path:
     """Run the optimiser (``schedlab.nona.optimise``) for one point and write its JSON to ``path``
     (``pricing``: see :func:`schedlab.nona.optimise.solve`; ``None``: the library default)."""
     from schedlab.io import atomic_write_json
@@ -279,8 +311,10 @@ def check_tables_match(doc: dict, job_classes, cluster, *, same_point: bool = Tr
     for c in job_classes:
         r = known.get(c.name, {}).get("arrival_rate")
         if r is not None and abs(float(r) - c.arrival_rate) > 1e-6 * max(1.0, c.arrival_rate):
-            raise TableError(f"{where}: class {c.name!r} was solved at arrival rate {r}, this workload has "
-                             f"{c.arrival_rate} (different models/load/workload settings?)")
+            raise TableError(
+                f"{where}: class {c.name!r} was solved at arrival rate {r}, this workload has "
+                f"{c.arrival_rate} (different models/load/workload settings?)"
+            )
 
 
 def placement_shares(doc: dict) -> list[dict]:
@@ -299,9 +333,20 @@ def placement_shares(doc: dict) -> list[dict]:
     for name, entry in doc.get("classes", {}).items():
         for sub in entry.get("subgraphs", []) or []:
             opts = [o for o in sub.get("options", []) if float(o.get("p", 0)) > 0]
-            together = sum(float(o["p"]) for o in opts
-                           if len(o["partition"]) == 1 and o.get("source_part", 0) == 0 and o.get("sink_part", 0) == 0)
-            rows.append({"class": name, "source": sub.get("source"), "sink": sub.get("sink"),
-                         "p_together": together, "p_split": 1.0 - together, "options": len(opts),
-                         "mixed": len(opts) > 1})
+            together = sum(
+                float(o["p"])
+                for o in opts
+                if len(o["partition"]) == 1 and o.get("source_part", 0) == 0 and o.get("sink_part", 0) == 0
+            )
+            rows.append(
+                {
+                    "class": name,
+                    "source": sub.get("source"),
+                    "sink": sub.get("sink"),
+                    "p_together": together,
+                    "p_split": 1.0 - together,
+                    "options": len(opts),
+                    "mixed": len(opts) > 1,
+                }
+            )
     return rows

@@ -116,9 +116,13 @@ class Cluster:
         if not isinstance(self.servers, int | float) or self.servers < 1 or int(self.servers) != self.servers:
             raise ValueError(f"Cluster.servers must be a positive integer, got {self.servers!r}")
         if not (self.bandwidth_gbps > 0 and math.isfinite(self.bandwidth_gbps)):
-            raise ValueError(f"Cluster.bandwidth_gbps must be a positive finite number, got {self.bandwidth_gbps!r}")
+            raise ValueError(
+                f"Cluster.bandwidth_gbps must be a positive finite number, got {self.bandwidth_gbps!r}"
+            )
         if not (self.compute_rate > 0 and math.isfinite(self.compute_rate)):
-            raise ValueError(f"Cluster.compute_rate must be a positive finite number, got {self.compute_rate!r}")
+            raise ValueError(
+                f"Cluster.compute_rate must be a positive finite number, got {self.compute_rate!r}"
+            )
 
     @property
     def link_bytes_per_s(self) -> float:
@@ -144,7 +148,9 @@ class JobClass:
         if self.kind not in KINDS:
             raise ValueError(f"JobClass {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
         if not (self.arrival_rate >= 0 and math.isfinite(self.arrival_rate)):
-            raise ValueError(f"JobClass {self.name!r}: arrival_rate must be >= 0 and finite, got {self.arrival_rate!r}")
+            raise ValueError(
+                f"JobClass {self.name!r}: arrival_rate must be >= 0 and finite, got {self.arrival_rate!r}"
+            )
         validate_dag(self.dag, self.name)
 
     def service_s(self, cluster: Cluster) -> float:
@@ -220,15 +226,17 @@ def profiled_batch(g: nx.DiGraph) -> float:
     batch = _recurrent_batch(nodes, name)
     if batch is not None:
         return batch
-    raise ValueError(f"{name}: cannot read the profiled batch: no batch= in the Input, no Linear classifier "
-                     "and no LSTM hidden state")
+    raise ValueError(
+        f"{name}: cannot read the profiled batch: no batch= in the Input, no Linear classifier "
+        "and no LSTM hidden state"
+    )
 
 
 def _layer_args(desc: str, layer: str) -> list[str] | None:
     """The arguments of a layer description ``Layer(a, b=c, ...)`` (``None`` for another layer)."""
     if not desc.startswith(layer + "("):
         return None
-    return [a.strip() for a in desc[len(layer) + 1:].split(")")[0].split(",")]
+    return [a.strip() for a in desc[len(layer) + 1 :].split(")")[0].split(",")]
 
 
 def _one_batch(candidates: list[float], what: str, name: str) -> float | None:
@@ -237,7 +245,9 @@ def _one_batch(candidates: list[float], what: str, name: str) -> float | None:
         return None
     batches = sorted(set(candidates))
     if len(batches) > 1 or batches[0] < 1 or batches[0] != int(batches[0]):
-        raise ValueError(f"{name}: the {what} sizes imply the batches {batches}; expected one positive integer")
+        raise ValueError(
+            f"{name}: the {what} sizes imply the batches {batches}; expected one positive integer"
+        )
     return float(batches[0])
 
 
@@ -257,8 +267,10 @@ def _check_image_input(input_bytes: float, batch: float, name: str) -> None:
     """An image Input holds ``4 * B * 3 * s * s`` bytes for an integer side ``s``."""
     side = math.sqrt(input_bytes / (4 * 3 * batch))
     if abs(side - round(side)) > 1e-9 * side or round(side) < 1:
-        raise ValueError(f"{name}: the Input holds {input_bytes:g} bytes, not 4*B*3*s*s for the batch B={batch:g} "
-                         f"of the classifier and an integer image side s (got s={side:.4g})")
+        raise ValueError(
+            f"{name}: the Input holds {input_bytes:g} bytes, not 4*B*3*s*s for the batch B={batch:g} "
+            f"of the classifier and an integer image side s (got s={side:.4g})"
+        )
 
 
 def _recurrent_batch(nodes: list[dict], name: str) -> float | None:
@@ -281,8 +293,12 @@ def dag_from_profile(g: nx.DiGraph, scale: float = 1.0) -> nx.DiGraph:
     h = contract(g)
     out = nx.DiGraph(name=g.graph.get("name", ""))
     for n, d in h.nodes(data=True):
-        out.add_node(n, work_s=d["forward_ms"] / 1e3 * scale, members=d["members"],
-                     parameter_bytes=d["parameter_bytes"])
+        out.add_node(
+            n,
+            work_s=d["forward_ms"] / 1e3 * scale,
+            members=d["members"],
+            parameter_bytes=d["parameter_bytes"],
+        )
     for u, v, d in h.edges(data=True):
         out.add_edge(u, v, bytes=d["bytes"] * scale)
     return out
@@ -316,8 +332,10 @@ def close_dag(dag: nx.DiGraph) -> nx.DiGraph:
         return dag
     for name in (VIRTUAL_ROOT, VIRTUAL_SINK):
         if name in dag:
-            raise ValueError(f"{dag.graph.get('name', 'dag')}: already has a node named {name!r}; "
-                             "cannot add the virtual root/sink")
+            raise ValueError(
+                f"{dag.graph.get('name', 'dag')}: already has a node named {name!r}; "
+                "cannot add the virtual root/sink"
+            )
     out = dag.copy()
     if len(roots) > 1:
         out.add_node(VIRTUAL_ROOT, work_s=0.0, members=(), parameter_bytes=0.0)
@@ -364,8 +382,10 @@ def inference_classes(
     if not (query_scale > 0 and math.isfinite(query_scale)):
         raise ValueError(f"query_scale must be a positive finite number, got {query_scale!r}")
     if not (byte_scale > 0 and math.isfinite(byte_scale)):
-        raise ValueError(f"byte_scale must be a positive finite number (multiplier of the transfer sizes), "
-                         f"got {byte_scale!r}")
+        raise ValueError(
+            f"byte_scale must be a positive finite number (multiplier of the transfer sizes), "
+            f"got {byte_scale!r}"
+        )
     time_scale = dict(time_scale or {})
     unknown = sorted(set(time_scale) - set(models))
     if unknown:
@@ -444,19 +464,31 @@ def build_workload(
     ``background_comm`` (the latter omitted when ``comm_load == 0``).
     """
     if not (0 < load < 1):
-        raise ValueError(f"load must be in (0, 1) (compute load sum_j lambda_j S_j / servers), got {load!r}; "
-                         "a load >= 1 makes the servers unstable")
+        raise ValueError(
+            f"load must be in (0, 1) (compute load sum_j lambda_j S_j / servers), got {load!r}; "
+            "a load >= 1 makes the servers unstable"
+        )
     if comm_load is None:
         comm_load = load
     if not (0 <= comm_load < 1):
-        raise ValueError(f"comm_load must be in [0, 1) (background offered load of the link), got {comm_load!r}")
+        raise ValueError(
+            f"comm_load must be in [0, 1) (background offered load of the link), got {comm_load!r}"
+        )
     if not background_ratio > 0:
         raise ValueError(f"background_ratio must be > 0 (or inf for no background), got {background_ratio!r}")
     if load_basis not in LOAD_BASES:
         raise ValueError(f"load_basis must be one of {LOAD_BASES}, got {load_basis!r}")
-    inf = list(classes) if classes is not None else inference_classes(models, query_scale=query_scale,
-                                                                       per_sample=per_sample, time_scale=time_scale,
-                                                                       byte_scale=byte_scale)
+    inf = (
+        list(classes)
+        if classes is not None
+        else inference_classes(
+            models,
+            query_scale=query_scale,
+            per_sample=per_sample,
+            time_scale=time_scale,
+            byte_scale=byte_scale,
+        )
+    )
     if not inf:
         raise ValueError("build_workload needs at least one inference class")
     for j in inf:

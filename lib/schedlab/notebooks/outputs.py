@@ -24,8 +24,15 @@ class Outputs:
     def figures(self, filename: str) -> Path:
         return self.root / "figures" / self.paper / filename
 
-    def savefig(self, fig: Any, stem: str, *, dpi: int = 150, formats: tuple[str, ...] = ("png", "pdf"),
-                timing: bool = False) -> list[Path]:
+    def savefig(
+        self,
+        fig: Any,
+        stem: str,
+        *,
+        dpi: int = 150,
+        formats: tuple[str, ...] = ("png", "pdf"),
+        timing: bool = False,
+    ) -> list[Path]:
         """Write ``fig`` as ``figures/<paper>/<stem>.png`` (``dpi``, at least 150) and ``.pdf``,
         atomically and byte-reproducibly; ``timing=True`` puts it under ``results/<paper>/timings/``
         (a figure of wall-clock times, not a pipeline output). Returns the paths written."""
@@ -47,5 +54,3 @@ class Outputs:
         the same from run to run while the times are still kept (and compared with the papers'
         in ``timings/comparison.md``)."""
         return self.root / "results" / self.paper / paths.TIMINGS / filename
-
-

@@ -114,8 +114,10 @@ def _profiled(node: Any, where: str, profile: str, allowed: Iterable[str] = ()) 
             raise ParamsError(f"{where}: profiles.{key} must be a mapping of parameter names to values")
         unknown = sorted(set(over) - known)
         if unknown:
-            raise ParamsError(f"{where}: profiles.{key} sets {', '.join(unknown)}, which the section "
-                              "does not define (give its default profile value in the section)")
+            raise ParamsError(
+                f"{where}: profiles.{key} sets {', '.join(unknown)}, which the section "
+                "does not define (give its default profile value in the section)"
+            )
     if "profile" in section:
         raise ParamsError(f"{where}: 'profile' is chosen once, at the top of params.yaml")
     return _merge(section, overrides.get(profile, {}))
@@ -127,8 +129,10 @@ def shared_keys(name: str, params_file: Path | None = None) -> list[str]:
     node = _section(doc, stage_key(name))
     shared = node.get(SHARED, []) if isinstance(node, dict) else []
     if not isinstance(shared, list) or not all(isinstance(k, str) for k in shared):
-        raise ParamsError(f"{path}: section {stage_key(name)!r}: '{SHARED}' must be a list of names "
-                          f"of {name.split('/')[0]}.{COMMON}")
+        raise ParamsError(
+            f"{path}: section {stage_key(name)!r}: '{SHARED}' must be a list of names "
+            f"of {name.split('/')[0]}.{COMMON}"
+        )
     return list(shared)
 
 
@@ -136,8 +140,11 @@ def _resolve(name: str, params_file: Path | None, profile: str | None) -> tuple[
     """(values, where each came from) of notebook ``name`` under ``profile``."""
     path, doc = _read_params(params_file)
     # the file's own choice is a pipeline run's; a caller may ask for any profile (smoke: tests)
-    profile = (_check_profile(profile, f"{path}: profile") if profile
-               else _check_profile(doc.get("profile", "default"), f"{path}: profile", PIPELINE_PROFILES))
+    profile = (
+        _check_profile(profile, f"{path}: profile")
+        if profile
+        else _check_profile(doc.get("profile", "default"), f"{path}: profile", PIPELINE_PROFILES)
+    )
     key = stage_key(name)
     node = _section(doc, key)
     if node is None:
@@ -152,11 +159,15 @@ def _resolve(name: str, params_file: Path | None, profile: str | None) -> tuple[
         common = _profiled(_section(doc, f"{paper}.{COMMON}") or {}, common_where, profile)
         for k in shared:
             if k in own:
-                raise ParamsError(f"{path}: section {key!r} sets {k!r} and also takes it from {paper}.{COMMON} "
-                                  f"(its '{SHARED}' list): keep one")
+                raise ParamsError(
+                    f"{path}: section {key!r} sets {k!r} and also takes it from {paper}.{COMMON} "
+                    f"(its '{SHARED}' list): keep one"
+                )
             if k not in common:
-                raise ParamsError(f"{path}: section {key!r} takes {k!r} from {paper}.{COMMON}, which does not "
-                                  f"define it{_closest(k, common)}")
+                raise ParamsError(
+                    f"{path}: section {key!r} takes {k!r} from {paper}.{COMMON}, which does not "
+                    f"define it{_closest(k, common)}"
+                )
             if k not in section:  # a stage's own profile may still change a shared value
                 section[k], sources[k] = common[k], f"{paper}.{COMMON}"
     if profile != "default":
@@ -201,11 +212,15 @@ def apply_overrides(name: str, values: dict[str, Any], overrides: Mapping[str, A
             if part not in node or (depth == 0 and part == "profile"):
                 where = stage_key(name) + "".join(f".{p}" for p in parts[:depth])
                 hint = " (choose the profile with --profile)" if part == "profile" else _closest(part, known)
-                raise ParamsError(f"{where} has no parameter {part!r}{hint}; its parameters: {', '.join(sorted(known))}")
+                raise ParamsError(
+                    f"{where} has no parameter {part!r}{hint}; its parameters: {', '.join(sorted(known))}"
+                )
             if depth < len(parts) - 1:
                 if not isinstance(node[part], dict):
-                    raise ParamsError(f"{stage_key(name)}.{'.'.join(parts[:depth + 1])} is not a mapping: "
-                                      f"cannot set {dotted!r}")
+                    raise ParamsError(
+                        f"{stage_key(name)}.{'.'.join(parts[: depth + 1])} is not a mapping: "
+                        f"cannot set {dotted!r}"
+                    )
                 node[part] = dict(node[part])
                 node = node[part]
         node[parts[-1]] = value
@@ -245,25 +260,38 @@ class StageParams:
         return [(k, repr(v), self.sources.get(k, "")) for k, v in self.values.items()]
 
     def _repr_markdown_(self) -> str:
-        head = [f"Parameters of `{self.name}` (params.yaml, section `{stage_key(self.name)}`):", "",
-                "| parameter | value | from |", "|---|---|---|"]
+        head = [
+            f"Parameters of `{self.name}` (params.yaml, section `{stage_key(self.name)}`):",
+            "",
+            "| parameter | value | from |",
+            "|---|---|---|",
+        ]
         cells = [(k, v.replace("|", "\\|"), s) for k, v, s in self.rows()]
         return "\n".join(head + [f"| `{k}` | `{v}` | {s} |" for k, v, s in cells])
 
     def _repr_html_(self) -> str:
-        body = "".join(f"<tr><td><code>{html.escape(k)}</code></td><td><code>{html.escape(v)}</code></td>"
-                       f"<td>{html.escape(s)}</td></tr>" for k, v, s in self.rows())
-        return (f"<p>Parameters of <code>{html.escape(self.name)}</code> (params.yaml, section "
-                f"<code>{stage_key(self.name)}</code>)</p><table><thead><tr><th>parameter</th><th>value</th>"
-                f"<th>from</th></tr></thead><tbody>{body}</tbody></table>")
+        body = "".join(
+            f"<tr><td><code>{html.escape(k)}</code></td><td><code>{html.escape(v)}</code></td>"
+            f"<td>{html.escape(s)}</td></tr>"
+            for k, v, s in self.rows()
+        )
+        return (
+            f"<p>Parameters of <code>{html.escape(self.name)}</code> (params.yaml, section "
+            f"<code>{stage_key(self.name)}</code>)</p><table><thead><tr><th>parameter</th><th>value</th>"
+            f"<th>from</th></tr></thead><tbody>{body}</tbody></table>"
+        )
 
     def __str__(self) -> str:
         width = max((len(k) for k in self.values), default=0)
         return "\n".join(f"{k:<{width}}  {v}  ({s})" for k, v, s in self.rows())
 
 
-def stage_params(name: str, profile: str | None = "default", overrides: Mapping[str, Any] | None = None,
-                 params_file: Path | None = None) -> StageParams:
+def stage_params(
+    name: str,
+    profile: str | None = "default",
+    overrides: Mapping[str, Any] | None = None,
+    params_file: Path | None = None,
+) -> StageParams:
     """Notebook ``name``'s values under ``profile`` with ``overrides`` applied (see the module doc)."""
     values, sources = _resolve(name, params_file, profile)
     values = apply_overrides(name, values, overrides)
@@ -308,11 +336,17 @@ def value_param_paths(name: str, key: str, params_file: Path | None = None) -> l
     paper = section.split(".")[0]
     if key not in shared_keys(name, params_file):
         own = _section(doc, section) or {}
-        return [f"{section}.{key}"] + [f"{section}.profiles.{p}.{key}" for p, over in (own.get("profiles") or {}).items()
-                                       if p in PIPELINE_PROFILES and isinstance(over, dict) and key in over]
+        return [f"{section}.{key}"] + [
+            f"{section}.profiles.{p}.{key}"
+            for p, over in (own.get("profiles") or {}).items()
+            if p in PIPELINE_PROFILES and isinstance(over, dict) and key in over
+        ]
     common = _section(doc, f"{paper}.{COMMON}") or {}
-    return [f"{paper}.{COMMON}.{key}"] + [f"{paper}.{COMMON}.profiles.{p}.{key}" for p, over in
-                                          (common.get("profiles") or {}).items() if p in PIPELINE_PROFILES and key in over]
+    return [f"{paper}.{COMMON}.{key}"] + [
+        f"{paper}.{COMMON}.profiles.{p}.{key}"
+        for p, over in (common.get("profiles") or {}).items()
+        if p in PIPELINE_PROFILES and key in over
+    ]
 
 
 def _names_used(name: str) -> set[str]:
@@ -334,7 +368,11 @@ def _dataclass_fields(module: Path, cls: str) -> set[str]:
 
     for node in ast.parse(module.read_text()).body:
         if isinstance(node, ast.ClassDef) and node.name == cls:
-            return {n.target.id for n in node.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+            return {
+                n.target.id
+                for n in node.body
+                if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+            }
     raise ParamsError(f"{module}: no class {cls}")
 
 
@@ -344,5 +382,7 @@ def check_used(name: str, values: Mapping[str, Any]) -> None:
     used = _names_used(name)
     unused = [k for k in values if k != "profile" and k not in used]
     if unused:
-        raise ParamsError(f"{paths.PARAMS.name}: section {stage_key(name)!r}: notebooks/{name}.py reads no "
-                          + ", ".join(f"{k!r}{_closest(k, used)}" for k in unused))
+        raise ParamsError(
+            f"{paths.PARAMS.name}: section {stage_key(name)!r}: notebooks/{name}.py reads no "
+            + ", ".join(f"{k!r}{_closest(k, used)}" for k in unused)
+        )

@@ -18,8 +18,11 @@ from schedlab.notebooks.watchdog import stop_with_parent
 def notebook_path(name: str) -> Path:
     path = paths.NOTEBOOKS / f"{name}.ipynb"
     if not path.is_file():
-        known = sorted(p.relative_to(paths.NOTEBOOKS).with_suffix("").as_posix() for p in paths.NOTEBOOKS.rglob("*.ipynb")
-                       if ".ipynb_checkpoints" not in p.parts)
+        known = sorted(
+            p.relative_to(paths.NOTEBOOKS).with_suffix("").as_posix()
+            for p in paths.NOTEBOOKS.rglob("*.ipynb")
+            if ".ipynb_checkpoints" not in p.parts
+        )
         raise FileNotFoundError(f"no notebook {path}; known notebooks: {', '.join(known)}")
     return path
 
@@ -36,6 +39,10 @@ def run(
     """Execute notebook ``name`` with its ``params.yaml`` section under ``profile`` (default:
     the file's top-level ``profile``); return the executed copy.
 
+    Progress lines (the cells, and every :func:`schedlab.progress.bar` inside the notebook) go
+    to the stage's log, :func:`log_path` of the executed copy, and to this process's stderr;
+    none lands in the executed notebook.
+
     ``source`` runs another notebook file under ``name``'s parameters (tests). Interrupted
     (Ctrl-C, SIGTERM, SIGHUP, or its parent process gone: :func:`stop_with_parent`), the kernel
     is shut down and nothing is left half-written: outputs are written atomically and the
@@ -43,7 +50,9 @@ def run(
     """
     import papermill as pm  # heavy import, only when a notebook actually runs
 
-    from schedlab import stagetimes  # pandas: not imported by every `schedlab` command (the CLI imports this module)
+    from schedlab import (
+        stagetimes,
+    )  # pandas: not imported by every `schedlab` command (the CLI imports this module)
 
     # one absolute root: the kernel runs in the repository, this process in the caller's folder
     output_root = None if output_root is None else Path(output_root).resolve()
@@ -51,34 +60,66 @@ def run(
     source = source or notebook_path(name)  # an unknown name fails first, listing the known notebooks
     profile = profile or selected_profile()
     _check_smoke_root(profile, output_root)
-    values = stage_params(name, profile, overrides).values  # a bad override fails here, before a kernel starts
+    values = stage_params(
+        name, profile, overrides
+    ).values  # a bad override fails here, before a kernel starts
     if own_notebook:  # so does a params.yaml key the notebook never reads (a typo)
         check_used(name, values)
     # only these three are injected: the notebook loads every value from params.yaml itself
-    params = {"output_root": str(output_root if output_root is not None else paths.ROOT),
-              "profile": profile, "overrides": dict(overrides or {})}
+    params = {
+        "output_root": str(output_root if output_root is not None else paths.ROOT),
+        "profile": profile,
+        "overrides": dict(overrides or {}),
+    }
     out = executed or paths.EXECUTED / f"{name}.ipynb"
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.part.ipynb")
     root = Path(params["output_root"])
+    log = log_path(out)
     load_start, cpu0, t0 = stagetimes.load_average(), _children_cpu_s(), time.perf_counter()
     try:
-        with stop_with_parent(), _kernel_env({progress.ENV: "lines", progress.ENV_STAGE: name}):
+        # progress goes to the stage's log, echoed here to stderr as it comes: the kernel's own
+        # stderr is captured into the executed notebook (ipykernel watches its file descriptors)
+        with (
+            stop_with_parent(),
+            progress.follow(log, sys.stderr),
+            _kernel_env({progress.ENV: "lines", progress.ENV_STAGE: name, progress.ENV_LOG: str(log)}),
+        ):
             pm.execute_notebook(
-                str(source), str(tmp), parameters=params, cwd=str(paths.ROOT), kernel_name="python3",
-                # one line per finished cell at most every 15 s (and at the end) on stderr; bars
-                # inside the notebook print lines too (schedlab.progress), so a long stage is never silent
-                progress_bar={"desc": "cells", **progress.line_options(sys.stderr, prefix=name)},
-                request_save_on_cell_execute=False, kernel_manager_class=_local_kernel_manager(),
+                str(source),
+                str(tmp),
+                parameters=params,
+                cwd=str(paths.ROOT),
+                kernel_name="python3",
+                # one line per finished cell at most every 15 s (and at the end); bars inside the
+                # notebook write lines to the same log (schedlab.progress), so a long stage is never silent
+                progress_bar={"desc": "cells", **progress.line_options(log, prefix=name)},
+                request_save_on_cell_execute=False,
+                kernel_manager_class=_local_kernel_manager(),
             )
         tmp.replace(out)
     finally:
         tmp.unlink(missing_ok=True)
     # only a finished run is recorded: its times are what `schedlab timings` adds up
-    stagetimes.record(root, name, profile=profile,
-                      wall_s=time.perf_counter() - t0, cpu_s=_children_cpu_s() - cpu0,
-                      load=(load_start, stagetimes.load_average()))
+    stagetimes.record(
+        root,
+        name,
+        profile=profile,
+        wall_s=time.perf_counter() - t0,
+        cpu_s=_children_cpu_s() - cpu0,
+        load=(load_start, stagetimes.load_average()),
+    )
     return out
+
+
+def log_path(executed: Path) -> Path:
+    """The stage's log beside its executed copy (``data/executed/nona/fig3.log``): the progress
+    lines of the last run, also echoed to the runner's stderr while it ran.
+
+    >>> log_path(Path("data/executed/nona/fig3.ipynb")).as_posix()
+    'data/executed/nona/fig3.log'
+    """
+    return Path(executed).with_suffix(".log")
 
 
 def _check_smoke_root(profile: str, output_root: Path | None) -> None:
@@ -93,8 +134,10 @@ def _check_smoke_root(profile: str, output_root: Path | None) -> None:
     """
     root = Path(output_root).resolve() if output_root is not None else paths.ROOT
     if profile == SMOKE and root == paths.ROOT.resolve():
-        raise ParamsError(f"profile {SMOKE!r} writes into the repository (output_root {output_root}): its tiny runs "
-                         "would replace the pipeline's outputs; pass output_root= a scratch folder")
+        raise ParamsError(
+            f"profile {SMOKE!r} writes into the repository (output_root {output_root}): its tiny runs "
+            "would replace the pipeline's outputs; pass output_root= a scratch folder"
+        )
 
 
 def _children_cpu_s() -> float:
@@ -136,5 +179,3 @@ def _kernel_env(values: dict[str, str]) -> Iterator[None]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-
-

@@ -81,5 +81,3 @@ def stop_with_parent(poll_s: float = 0.5) -> Iterator[None]:
         done.set()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-

@@ -14,7 +14,22 @@ from schedlab.pcs.policies import POLICIES, make_policy
 from schedlab.pcs.sim import OUTPUT_COLUMNS, SimulationError, simulate
 from schedlab.pcs.workload import TraceError, Workload, load_trace
 
-__all__ = ["ConfigError", "OUTPUT_COLUMNS", "POLICIES", "SimulationError", "SpeedupTables",
-           "TraceError", "UnknownModelError", "WFQConfig", "Workload", "heuristic_config",
-           "load_config", "load_configs", "load_speedups", "load_trace", "make_policy",
-           "simulate", "throughput"]
+__all__ = [
+    "ConfigError",
+    "OUTPUT_COLUMNS",
+    "POLICIES",
+    "SimulationError",
+    "SpeedupTables",
+    "TraceError",
+    "UnknownModelError",
+    "WFQConfig",
+    "Workload",
+    "heuristic_config",
+    "load_config",
+    "load_configs",
+    "load_speedups",
+    "load_trace",
+    "make_policy",
+    "simulate",
+    "throughput",
+]

@@ -27,11 +27,43 @@ from numba import njit, types
 from numba.typed import Dict
 
 from schedlab.pcs._engine_core import refresh_stale_cache
-from schedlab.pcs._engine_core import (AID, ARRIVAL, CLS, CODES, COMPLETION, ENDT, EREM, ERR,
-                                       ESVC, FIFO, INF, INITD, NEVER_FINISHES, NF, NI,
-                                       OD_ROUNDS, OK, REM, START, SUB, SVC, THEMIS, WFQ,
-                                       WORK_LEFT, DEM, _arrive, _complete, _next_end,
-                                       _next_event, _progress, _work_left)
+from schedlab.pcs._engine_core import (
+    AID,
+    ARRIVAL,
+    CLS,
+    CODES,
+    COMPLETION,
+    ENDT,
+    EREM,
+    ERR,
+    ESVC,
+    FIFO,
+    INF,
+    INITD,
+    LEASES_NONE,
+    LEASES_PENDING,
+    LEASES_REARM,
+    NEVER_FINISHES,
+    NF,
+    NI,
+    OD_ROUNDS,
+    OK,
+    REM,
+    REPLAY_SIZES,
+    START,
+    SUB,
+    SVC,
+    THEMIS,
+    WFQ,
+    WORK_LEFT,
+    DEM,
+    _arrive,
+    _complete,
+    _next_end,
+    _next_event,
+    _progress,
+    _work_left,
+)
 from schedlab.pcs._kernels import _apply
 from schedlab.pcs._kernels_themis import new_hint
 from schedlab.pcs._kernels_wfq import _wfq_class
@@ -69,9 +101,10 @@ class EngineArgs(NamedTuple):
     counters: np.ndarray  #: out: [main-loop events, predictor-replay events]
     quantum: int  #: lease tick (us; 0: none)
     speedup: bool  #: Themis values time through the speedup table
-    replay_true_size: bool  #: replays keep the true size in ``service``
-    replay_leases: bool  #: Themis's replays have lease ticks
+    replay_size: int  #: what replays keep in ``service`` (``REPLAY_*`` of the core)
+    replay_leases: int  #: lease ticks in Themis's replays (``LEASES_*`` of the core)
     fifo_window: bool = True  #: FIFO replays through the window replay (False: generic)
+    zero_tol: float = 0.0  #: WFQ: amounts within this of 0 count as 0 (0: exact)
 
 
 def new_cache() -> Dict:
@@ -99,10 +132,10 @@ def engine_arrays(workload: Workload, err: np.ndarray | None) -> tuple[np.ndarra
     return F, I
 
 
-def class_weights(spec: KernelSpec, gpus: int,
-                  demand_bound: int) -> tuple[np.ndarray, np.ndarray]:
+def class_weights(spec: KernelSpec, gpus: int, demand_bound: int) -> tuple[np.ndarray, np.ndarray]:
     """WFQ class weights for the compiled loop: exact integers ``P`` (``den = 0`` marks them)
-    when every product ``L * allocation`` stays below 2**53, else numerators/denominators.
+    when every product ``L * allocation`` stays below 2**53, else (or with the authors' zero
+    rule, ``spec.zero_tolerance > 0``) numerators/denominators.
 
     >>> from schedlab.pcs.policies import KernelSpec
     >>> num, den = class_weights(KernelSpec("WFQ", rates=(Fraction(1, 4), Fraction(3, 4))), 64, 100)
@@ -111,7 +144,8 @@ def class_weights(spec: KernelSpec, gpus: int,
     """
     num = np.array([Fraction(r).numerator for r in spec.rates], dtype=np.int64)
     den = np.array([Fraction(r).denominator for r in spec.rates], dtype=np.int64)
-    if spec.code != "WFQ":
+    if spec.code != "WFQ" or spec.zero_tolerance > 0:
+        # the closed form is exact water-filling only: the zero rule runs in fractions
         return num, den
     P, L = integer_weights(num, den)
     if L * max(int(gpus), demand_bound) < 2**53:
@@ -120,8 +154,14 @@ def class_weights(spec: KernelSpec, gpus: int,
     return num, den
 
 
-def engine_args(workload: Workload, spec: KernelSpec, gpus: int, predict: np.ndarray,
-                err: np.ndarray | None, fifo_window: bool = True) -> EngineArgs:
+def engine_args(
+    workload: Workload,
+    spec: KernelSpec,
+    gpus: int,
+    predict: np.ndarray,
+    err: np.ndarray | None,
+    fifo_window: bool = True,
+) -> EngineArgs:
     """The bundle of one run of ``workload`` under the policy ``spec`` on ``gpus`` GPUs.
 
     Parameters
@@ -138,18 +178,41 @@ def engine_args(workload: Workload, spec: KernelSpec, gpus: int, predict: np.nda
         FIFO replays through the window replay (False: the generic one, for tests).
     """
     if spec.code not in CODES:
-        raise ValueError(f"engine_args: unknown policy code {spec.code!r}; known: "
-                         f"{', '.join(CODES)}")
+        raise ValueError(f"engine_args: unknown policy code {spec.code!r}; known: {', '.join(CODES)}")
     n = len(workload)
     F, I = engine_arrays(workload, err)
     num, den = class_weights(spec, gpus, int(workload.demand.sum()) + 1)
     return EngineArgs(
-        F, I, workload.rows(), CODES[spec.code], int(gpus), np.asarray(predict, np.uint8),
-        err is not None, np.asarray(spec.thresholds, dtype=float), num, den,
-        float(spec.zeta_min), float(spec.delta), new_cache(),
-        np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64),
-        np.zeros(2, dtype=np.int64), int(spec.quantum_us), bool(spec.speedup_valuation),
-        bool(spec.replay_true_size), bool(spec.replay_leases), bool(fifo_window))
+        F,
+        I,
+        workload.rows(),
+        CODES[spec.code],
+        int(gpus),
+        np.asarray(predict, np.uint8),
+        err is not None,
+        np.asarray(spec.thresholds, dtype=float),
+        num,
+        den,
+        float(spec.zeta_min),
+        float(spec.delta),
+        new_cache(),
+        np.full(n, -1, dtype=np.int64),
+        np.full(n, -1, dtype=np.int64),
+        np.zeros(2, dtype=np.int64),
+        int(spec.quantum_us),
+        bool(spec.speedup_valuation),
+        REPLAY_SIZES[spec.replay_size],
+        _leases_code(spec),
+        bool(fifo_window),
+        float(spec.zero_tolerance),
+    )
+
+
+def _leases_code(spec: KernelSpec) -> int:
+    """The replay's lease mode (``LEASES_*``) from the spec's two flags."""
+    if not spec.replay_leases:
+        return LEASES_NONE
+    return LEASES_PENDING if spec.replay_pending_tick else LEASES_REARM
 
 
 def run(args: EngineArgs) -> int:
@@ -160,22 +223,86 @@ def run(args: EngineArgs) -> int:
 
 
 @njit(cache=True)
-def _predict(t, act, n, F, I, rows, i, pcode, gpus, rates_num, rates_den, zeta, delta, cache,
-             counters, quantum, speedup, replay_true_size, replay_leases, fifo_window, od):
+def _predict(
+    t,
+    act,
+    n,
+    F,
+    I,
+    rows,
+    i,
+    pcode,
+    gpus,
+    rates_num,
+    rates_den,
+    zeta,
+    delta,
+    cache,
+    counters,
+    quantum,
+    speedup,
+    replay_size,
+    replay_leases,
+    fifo_window,
+    od,
+    zero_tol,
+):
     """``(code, start, end)`` of job ``i`` just after its arrival: the policy's replay."""
     if pcode == FIFO and quantum == 0 and fifo_window and _fifo_window_ok(act, n, F, I):
         return _replay_fifo(t, act, n, F, I, rows, i, gpus, counters)
     if pcode == WFQ and quantum == 0:
-        return _replay_wfq(t, act, n, F, I, rows, i, gpus, rates_num, rates_den, zeta, delta,
-                           cache, counters, od)
-    return _replay(t, act, n, F, I, rows, i, pcode, speedup, replay_true_size, replay_leases,
-                   gpus, rates_num, rates_den, zeta, delta, cache, counters, quantum)
+        return _replay_wfq(
+            t, act, n, F, I, rows, i, gpus, rates_num, rates_den, zeta, delta, cache, counters, od, zero_tol
+        )
+    return _replay(
+        t,
+        act,
+        n,
+        F,
+        I,
+        rows,
+        i,
+        pcode,
+        speedup,
+        replay_size,
+        replay_leases,
+        gpus,
+        rates_num,
+        rates_den,
+        zeta,
+        delta,
+        cache,
+        counters,
+        quantum,
+        zero_tol,
+    )
 
 
 @njit(cache=True)
-def _run(F, I, rows, pcode, gpus, predict, use_err, thresholds, rates_num, rates_den, zeta,
-         delta, cache, est_start, est_end, counters, quantum, speedup, replay_true_size,
-         replay_leases, fifo_window=True):
+def _run(
+    F,
+    I,
+    rows,
+    pcode,
+    gpus,
+    predict,
+    use_err,
+    thresholds,
+    rates_num,
+    rates_den,
+    zeta,
+    delta,
+    cache,
+    est_start,
+    est_end,
+    counters,
+    quantum,
+    speedup,
+    replay_size,
+    replay_leases,
+    fifo_window=True,
+    zero_tol=0.0,
+):
     """The main loop (arguments: the fields of :class:`EngineArgs`). Returns ``OK``,
     ``NEVER_FINISHES`` (some job never finishes), ``WORK_LEFT`` (a job completes with work
     left) or ``PREDICTION_NEVER_ENDS`` (a prediction never completes: the run stops there).
@@ -210,17 +337,56 @@ def _run(F, I, rows, pcode, gpus, predict, use_err, thresholds, rates_num, rates
             n = _complete(i, t, act, n, F, I)
         if quantum > 0:
             tick = t + quantum if n > 0 else INF
-        _apply(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
-               cache, out, hint, od)
+        _apply(
+            t,
+            pcode,
+            speedup,
+            act,
+            n,
+            F,
+            I,
+            rows,
+            gpus,
+            rates_num,
+            rates_den,
+            zeta,
+            delta,
+            cache,
+            out,
+            hint,
+            od,
+            zero_tol,
+        )
         cand_t, cand = _next_end(t, act, n, F, I, rows)
         if cand >= 0 and cand_t == INF:
             cand = -1
             if ptr >= N:
                 return NEVER_FINISHES
         if kind == ARRIVAL and predict[i]:
-            rc, s0, e0 = _predict(t, act, n, F, I, rows, i, pcode, gpus, rates_num, rates_den,
-                                  zeta, delta, cache, counters, quantum, speedup,
-                                  replay_true_size, replay_leases, fifo_window, od)
+            rc, s0, e0 = _predict(
+                t,
+                act,
+                n,
+                F,
+                I,
+                rows,
+                i,
+                pcode,
+                gpus,
+                rates_num,
+                rates_den,
+                zeta,
+                delta,
+                cache,
+                counters,
+                quantum,
+                speedup,
+                replay_size,
+                replay_leases,
+                fifo_window,
+                od,
+                zero_tol,
+            )
             if rc != OK:
                 return rc  # a prediction never completes: the run is invalid, stop early
             est_start[i] = s0

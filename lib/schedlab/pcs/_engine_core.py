@@ -24,8 +24,18 @@ from numba.core.dispatcher import Dispatcher
 
 # job states, event kinds (in their order at equal times), "never" and the horizon: the
 # reference engine's, one set for both engines
-from schedlab.pcs.world import (ACTIVE, ARRIVAL, COMPLETION, END, INF, NEVER_S, PREEMPTED,
-                                QUEUED, SUBMITTED, TICK)
+from schedlab.pcs.world import (
+    ACTIVE,
+    ARRIVAL,
+    COMPLETION,
+    END,
+    INF,
+    NEVER_S,
+    PREEMPTED,
+    QUEUED,
+    SUBMITTED,
+    TICK,
+)
 
 # float fields (rows of F)
 SVC, REM, EREM, ESVC, ALLOC, ERR = range(6)
@@ -38,14 +48,23 @@ OD_ROUNDS = 8
 #: policy codes of the compiled loop
 FIFO, SRSF, LAS, FS, AFS, WFQ, THEMIS = range(7)
 #: :attr:`schedlab.pcs.policies.KernelSpec.code` -> the compiled loop's policy code
-CODES = {"FIFO": FIFO, "SRSF": SRSF, "LAS": LAS, "FS": FS, "AFS": AFS, "WFQ": WFQ,
-         "THEMIS": THEMIS}
+CODES = {"FIFO": FIFO, "SRSF": SRSF, "LAS": LAS, "FS": FS, "AFS": AFS, "WFQ": WFQ, "THEMIS": THEMIS}
+#: what a predictor replay keeps in ``service`` (Themis's ``t_ideal``, LAS's attained service):
+#: the estimated remaining size, the true size, or attained + estimated remaining size
+REPLAY_ESTIMATE, REPLAY_TRUE, REPLAY_ATTAINED = range(3)
+#: :attr:`schedlab.pcs.policies.KernelSpec.replay_size` -> the replay's size code
+REPLAY_SIZES = {"estimate": REPLAY_ESTIMATE, "true": REPLAY_TRUE, "attained+estimate": REPLAY_ATTAINED}
+#: lease ticks inside a Themis replay: none, re-armed from the first replay event on, or
+#: also the main loop's pending tick (``quantum`` after the arrival) from the start
+LEASES_NONE, LEASES_REARM, LEASES_PENDING = range(3)
 #: return codes of the compiled loops and their replays (``OK``: success)
 OK, NEVER_FINISHES, WORK_LEFT, PREDICTION_NEVER_ENDS = 0, -1, -2, -3
 #: what each failure code means (the reference engine's SimulationError)
-ERRORS = {NEVER_FINISHES: "some active jobs can never finish (cluster too small?)",
-          WORK_LEFT: "a job completed with remaining work > 0.01",
-          PREDICTION_NEVER_ENDS: "a prediction never completes"}
+ERRORS = {
+    NEVER_FINISHES: "some active jobs can never finish (cluster too small?)",
+    WORK_LEFT: "a job completed with remaining work > 0.01",
+    PREDICTION_NEVER_ENDS: "a prediction never completes",
+}
 
 
 @njit(cache=True)
@@ -126,10 +145,8 @@ def _next_end(t, act, n, F, I, rows):
     return best_t, best
 
 
-
 @njit(cache=True)
-def _commit(t: int, act: np.ndarray, n: int, F: np.ndarray, I: np.ndarray,
-            out: np.ndarray) -> None:
+def _commit(t: int, act: np.ndarray, n: int, F: np.ndarray, I: np.ndarray, out: np.ndarray) -> None:
     """Store the allocation ``out`` (aligned with ``act[:n]``), capped at each job's demand,
     and update starts and states (the reference engine's ``apply_allocation``)."""
     for k in range(n):
@@ -172,12 +189,15 @@ def _running(act, n, F, runi):
 
 
 @njit(cache=True)
-def _snapshot(act, n, F, I, rows, target, true_size):
+def _snapshot(act, n, F, I, rows, target, size_mode):
     """A predictor replay's compact copy of the active jobs ``act[:n]``.
 
     Local id ``k`` is the job's position in the active list. Remaining sizes are replaced
-    by their estimates; ``service`` (Themis's ``t_ideal``, LAS's attained service) is the
-    estimate too unless ``true_size``. Returns ``(F2, I2, rows2, local id of target)``.
+    by their estimates; ``service`` (Themis's ``t_ideal``, LAS's attained service) becomes,
+    by ``size_mode``: the estimated remaining size (``REPLAY_ESTIMATE``), the true size
+    (``REPLAY_TRUE``) or attained + estimated remaining size (``REPLAY_ATTAINED``, the
+    authors' ``estimated_service`` at 62a6ca3, computed as they do). Returns
+    ``(F2, I2, rows2, local id of target)``.
     """
     F2 = np.empty((NF, n))
     I2 = np.empty((NI, n), dtype=np.int64)
@@ -198,8 +218,11 @@ def _snapshot(act, n, F, I, rows, target, true_size):
         rows2[k] = rows[i, :width]
         if i == target:
             tgt = k
-        if not true_size:
+        if size_mode == REPLAY_ESTIMATE:
             F2[SVC, k] = F[ESVC, i]
+        elif size_mode == REPLAY_ATTAINED:
+            # same expression, same order as the authors' estimate_app_service_time
+            F2[SVC, k] = (F[SVC, i] - F[REM, i]) + F[EREM, i]
         F2[REM, k] = F[EREM, i]
     return F2, I2, rows2, tgt
 
@@ -255,8 +278,18 @@ def _complete(i, t, act, n, F, I):
 
 #: the compiled engine's modules, and ``world`` whose constants it compiles in: an edit of
 #: any of them makes every engine module recompile
-ENGINE_MODULES = ("_engine_core", "_kernels", "_kernels_simple", "_kernels_themis",
-                  "_kernels_wfq", "_replay", "_replay_wfq", "_engine", "_engine_rafs", "world")
+ENGINE_MODULES = (
+    "_engine_core",
+    "_kernels",
+    "_kernels_simple",
+    "_kernels_themis",
+    "_kernels_wfq",
+    "_replay",
+    "_replay_wfq",
+    "_engine",
+    "_engine_rafs",
+    "world",
+)
 
 
 @lru_cache(maxsize=1)
@@ -284,9 +317,13 @@ def refresh_stale_cache(namespace: dict) -> None:
     cache; a cache directory nobody can write to means numba caches nothing there either.
     """
     name = namespace["__name__"]
-    caches = [f._cache for f in namespace.values()
-              if isinstance(f, Dispatcher) and f.py_func.__module__ == name
-              and isinstance(getattr(f, "_cache", None), Cache)]
+    caches = [
+        f._cache
+        for f in namespace.values()
+        if isinstance(f, Dispatcher)
+        and f.py_func.__module__ == name
+        and isinstance(getattr(f, "_cache", None), Cache)
+    ]
     if not caches:
         return
     stamp = Path(caches[0].cache_path) / f"{name.rpartition('.')[2]}.sources-sha256"

@@ -23,8 +23,7 @@ import numpy as np
 from numba import njit
 
 from schedlab.pcs import _engine_core as E
-from schedlab.pcs._engine_core import (ERRORS, NEVER_FINISHES, OK, PREDICTION_NEVER_ENDS,
-                                       WORK_LEFT)
+from schedlab.pcs._engine_core import NEVER_FINISHES, OK, PREDICTION_NEVER_ENDS, WORK_LEFT
 
 MT_N, MT_M = 624, 397
 MATRIX_A, UPPER_MASK, LOWER_MASK = 0x9908B0DF, 0x80000000, 0x7FFFFFFF
@@ -37,6 +36,7 @@ MT_POS = MT_N
 # --- numpy's legacy MT19937 draws
 # 32-bit words are held in int64 so that numba never mixes signed and unsigned types (which
 # it would promote to float); every value stays below 2**32 by construction.
+
 
 @njit(cache=True)
 def _mt_twist(mt: np.ndarray, i: int, j: int, k: int) -> None:
@@ -111,12 +111,16 @@ def mt_from_randomstate(rng: np.random.RandomState) -> tuple[np.ndarray, dict]:
         ``rng`` is not a legacy ``RandomState`` on MT19937 (e.g. a ``Generator``).
     """
     if not isinstance(rng, np.random.RandomState):
-        raise TypeError(f"the compiled RandomisedAFS needs a numpy RandomState, not "
-                        f"{type(rng).__name__}; use engine='reference'")
+        raise TypeError(
+            f"the compiled RandomisedAFS needs a numpy RandomState, not "
+            f"{type(rng).__name__}; use engine='reference'"
+        )
     state = rng.get_state(legacy=False)
     if state["bit_generator"] != "MT19937":
-        raise TypeError(f"the compiled RandomisedAFS emulates MT19937, not "
-                        f"{state['bit_generator']}; use engine='reference'")
+        raise TypeError(
+            f"the compiled RandomisedAFS emulates MT19937, not "
+            f"{state['bit_generator']}; use engine='reference'"
+        )
     mt = np.empty(MT_N + 1, dtype=np.int64)
     mt[:MT_N] = state["state"]["key"]
     mt[MT_POS] = state["state"]["pos"]
@@ -132,6 +136,7 @@ def mt_to_randomstate(rng: np.random.RandomState, mt: np.ndarray, state: dict) -
 
 
 # --- the allocator
+
 
 @njit(cache=True)
 def _gpu_gain(p: int, d: int) -> float:
@@ -161,8 +166,18 @@ def _top_priority(mt: np.ndarray, n: int, rem: np.ndarray, dem: np.ndarray, cur:
 
 
 @njit(cache=True)
-def _allocate(mt: np.ndarray, act: np.ndarray, n: int, F: np.ndarray, I: np.ndarray, gpus: int,
-              rem: np.ndarray, dem: np.ndarray, cur: np.ndarray, out: np.ndarray) -> None:
+def _allocate(
+    mt: np.ndarray,
+    act: np.ndarray,
+    n: int,
+    F: np.ndarray,
+    I: np.ndarray,
+    gpus: int,
+    rem: np.ndarray,
+    dem: np.ndarray,
+    cur: np.ndarray,
+    out: np.ndarray,
+) -> None:
     """``RandomisedAFS.allocate`` over ``act[:n]`` into ``out``; ``rem``, ``dem``, ``cur``
     are scratch arrays of length >= n (allocated once per run: this is called per event)."""
     total = 0
@@ -183,8 +198,18 @@ def _allocate(mt: np.ndarray, act: np.ndarray, n: int, F: np.ndarray, I: np.ndar
 
 
 @njit(cache=True)
-def _apply(t: int, mt: np.ndarray, act: np.ndarray, n: int, F: np.ndarray, I: np.ndarray,
-           gpus: int, scratch_f: np.ndarray, scratch_i: np.ndarray, out: np.ndarray) -> None:
+def _apply(
+    t: int,
+    mt: np.ndarray,
+    act: np.ndarray,
+    n: int,
+    F: np.ndarray,
+    I: np.ndarray,
+    gpus: int,
+    scratch_f: np.ndarray,
+    scratch_i: np.ndarray,
+    out: np.ndarray,
+) -> None:
     """Allocate and commit (the reference ``apply_allocation``); no-op without active jobs."""
     if n == 0:
         return
@@ -193,6 +218,7 @@ def _apply(t: int, mt: np.ndarray, act: np.ndarray, n: int, F: np.ndarray, I: np
 
 
 # --- the old simulator's event heap
+
 
 @njit(cache=True)
 def _siftdown(ht: np.ndarray, hj: np.ndarray, startpos: int, pos: int) -> None:
@@ -236,8 +262,16 @@ def heapify(ht: np.ndarray, hj: np.ndarray, m: int) -> None:
 
 
 @njit(cache=True)
-def _next_end_heap(t: int, act: np.ndarray, n: int, F: np.ndarray, I: np.ndarray,
-                   rows: np.ndarray, ht: np.ndarray, hj: np.ndarray) -> tuple[int, int]:
+def _next_end_heap(
+    t: int,
+    act: np.ndarray,
+    n: int,
+    F: np.ndarray,
+    I: np.ndarray,
+    rows: np.ndarray,
+    ht: np.ndarray,
+    hj: np.ndarray,
+) -> tuple[int, int]:
     """:func:`schedlab.pcs.hooks.next_end_heap`: the top of the heapified end events of the
     running jobs (and of jobs with nothing left), pushed in active order."""
     m = 0
@@ -256,14 +290,25 @@ def _next_end_heap(t: int, act: np.ndarray, n: int, F: np.ndarray, I: np.ndarray
 
 # --- predictor and main loop
 
+
 @njit(cache=True)
-def _coin_replay(t: int, act: np.ndarray, n: int, F: np.ndarray, I: np.ndarray,
-                 rows: np.ndarray, target: int, gpus: int, mt: np.ndarray,
-                 scratch_f: np.ndarray, scratch_i: np.ndarray,
-                 counters: np.ndarray) -> tuple[int, int, int]:
+def _coin_replay(
+    t: int,
+    act: np.ndarray,
+    n: int,
+    F: np.ndarray,
+    I: np.ndarray,
+    rows: np.ndarray,
+    target: int,
+    gpus: int,
+    mt: np.ndarray,
+    scratch_f: np.ndarray,
+    scratch_i: np.ndarray,
+    counters: np.ndarray,
+) -> tuple[int, int, int]:
     """:func:`schedlab.pcs.hooks.coin_replay`'s predictor after its coin: ``(code, start,
     end)`` of ``target`` (``code``: ``OK``, ``PREDICTION_NEVER_ENDS`` or ``WORK_LEFT``)."""
-    F2, I2, rows2, tgt = E._snapshot(act, n, F, I, rows, target, False)
+    F2, I2, rows2, tgt = E._snapshot(act, n, F, I, rows, target, E.REPLAY_ESTIMATE)
     act2 = np.arange(n)
     out = np.zeros(n)
     ht = np.empty(n, dtype=np.int64)
@@ -288,9 +333,18 @@ def _coin_replay(t: int, act: np.ndarray, n: int, F: np.ndarray, I: np.ndarray,
 
 
 @njit(cache=True)
-def run(F: np.ndarray, I: np.ndarray, rows: np.ndarray, gpus: int, predict: np.ndarray,
-        use_err: bool, mt: np.ndarray, est_start: np.ndarray, est_end: np.ndarray,
-        counters: np.ndarray) -> int:
+def run(
+    F: np.ndarray,
+    I: np.ndarray,
+    rows: np.ndarray,
+    gpus: int,
+    predict: np.ndarray,
+    use_err: bool,
+    mt: np.ndarray,
+    est_start: np.ndarray,
+    est_end: np.ndarray,
+    counters: np.ndarray,
+) -> int:
     """The main loop of a RandomisedAFS run; returns ``OK`` or a failure code (the core's
     return codes, :data:`~schedlab.pcs._engine_core.ERRORS`).
 
@@ -331,8 +385,7 @@ def run(F: np.ndarray, I: np.ndarray, rows: np.ndarray, gpus: int, predict: np.n
             cand = -1
         if arrival and predict[i]:
             legacy_uniform(mt)  # the old "predict this arrival?" coin, always true
-            rc, s0, e0 = _coin_replay(t, act, n, F, I, rows, i, gpus, mt, scratch_f, scratch_i,
-                                      counters)
+            rc, s0, e0 = _coin_replay(t, act, n, F, I, rows, i, gpus, mt, scratch_f, scratch_i, counters)
             if rc != OK:
                 return rc
             est_start[i] = s0

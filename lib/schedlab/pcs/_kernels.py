@@ -17,8 +17,26 @@ from schedlab.pcs._kernels_wfq import _wfq
 
 
 @njit(cache=True)
-def _allocate(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
-              cache, out, hint, od):
+def _allocate(
+    t,
+    pcode,
+    speedup,
+    act,
+    n,
+    F,
+    I,
+    rows,
+    gpus,
+    rates_num,
+    rates_den,
+    zeta,
+    delta,
+    cache,
+    out,
+    hint,
+    od,
+    zero_tol,
+):
     """GPUs of the active jobs ``act[:n]`` into ``out`` under policy ``pcode`` (WFQ's and
     Themis's parameters and scratch as :func:`schedlab.pcs._engine._run`)."""
     if pcode == FIFO or pcode == SRSF or pcode == LAS:
@@ -30,18 +48,54 @@ def _allocate(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den,
     elif pcode == THEMIS:
         _themis(t, act, n, F, I, rows, gpus, speedup, out, hint)
     else:
-        _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out, od)
+        _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out, od, zero_tol)
 
 
 @njit(cache=True)
-def _apply(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
-           cache, out, hint, od):
+def _apply(
+    t,
+    pcode,
+    speedup,
+    act,
+    n,
+    F,
+    I,
+    rows,
+    gpus,
+    rates_num,
+    rates_den,
+    zeta,
+    delta,
+    cache,
+    out,
+    hint,
+    od,
+    zero_tol,
+):
     """Allocate (:func:`_allocate`) and commit (the reference ``apply_allocation``); no-op
     without active jobs."""
     if n == 0:
         return
-    _allocate(t, pcode, speedup, act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta,
-              cache, out, hint, od)
+    _allocate(
+        t,
+        pcode,
+        speedup,
+        act,
+        n,
+        F,
+        I,
+        rows,
+        gpus,
+        rates_num,
+        rates_den,
+        zeta,
+        delta,
+        cache,
+        out,
+        hint,
+        od,
+        zero_tol,
+    )
     _commit(t, act, n, F, I, out)
 
 

@@ -14,6 +14,7 @@ from numba import njit
 from schedlab.pcs._engine_core import refresh_stale_cache
 from schedlab.pcs._engine_core import DEM, EREM, FIFO, REM, SRSF, SUB, SVC
 
+
 @njit(cache=True)
 def _greedy(act, n, I, gpus, out):
     """Each job of ``act[:n]`` in order takes ``min(left, demand)``."""

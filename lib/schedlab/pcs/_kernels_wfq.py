@@ -5,7 +5,8 @@ on :func:`schedlab.pcs.fairshare.water_fill`), memoised per class-demand vector 
 dict (hash key, verified on lookup, so any number of classes); the compiled loop calls it
 (object mode) only for vectors it has not seen, and only when the weights' common
 denominator is too large for the exact integer closed form (:func:`class_alloc_exact`, the
-usual path; :func:`schedlab.pcs.fairshare.integer_weights`). WFQ's predictor replay is
+usual path; :func:`schedlab.pcs.fairshare.integer_weights`) or the authors' zero rule is on
+(``WFQ.authors_code``: amounts within 1e-3 of 0 count as 0, which the closed form does not do). WFQ's predictor replay is
 :mod:`schedlab.pcs._replay_wfq`.
 """
 
@@ -21,19 +22,25 @@ from schedlab.pcs._engine_core import AID, CLS, DEM, OD_ROUNDS
 from schedlab.pcs.fairshare import water_fill
 
 
-def wfq_class_alloc(class_demand, rates_num, rates_den, gpus) -> np.ndarray:
-    """Exact (Fraction) water-filling of class weights over class demands, as floats."""
+def wfq_class_alloc(class_demand, rates_num, rates_den, gpus, zero_tolerance: float = 0.0) -> np.ndarray:
+    """Exact (Fraction) water-filling of class weights over class demands, as floats
+    (``zero_tolerance``: :func:`schedlab.pcs.fairshare.water_fill`).
+
+    >>> wfq_class_alloc([1, 5], [3, 1], [4, 4], 4).tolist()
+    [1.0, 3.0]
+    """
     rates = [Fraction(int(n), int(d)) * int(gpus) for n, d in zip(rates_num, rates_den)]
-    alloc = water_fill(rates, [int(c) for c in class_demand])
+    alloc = water_fill(rates, [int(c) for c in class_demand], float(zero_tolerance))
     return np.array([float(a) for a in alloc], dtype=np.float64)
 
 
 @njit(cache=True)
-def _class_alloc_cached(cd, rates_num, rates_den, gpus, cache):
+def _class_alloc_cached(cd, rates_num, rates_den, gpus, cache, zero_tol=0.0):
     """Fraction water-filling memoised per class-demand vector, any number of classes.
 
     The key is a 64-bit hash of ``cd``; the stored value holds ``cd`` followed by the
     allocation, and a hit is used only if ``cd`` matches exactly (a collision recomputes).
+    ``zero_tol`` is fixed for a run (one cache per run), so it is not part of the key.
     """
     nc = cd.shape[0]
     h = np.int64(nc)
@@ -48,7 +55,7 @@ def _class_alloc_cached(cd, rates_num, rates_den, gpus, cache):
                 break
         if same:
             return v[nc:]
-    calloc = _class_alloc_py(cd.copy(), rates_num, rates_den, gpus)
+    calloc = _class_alloc_py(cd.copy(), rates_num, rates_den, gpus, zero_tol)
     if h not in cache:
         v = np.empty(2 * nc)
         for c in range(nc):
@@ -59,10 +66,10 @@ def _class_alloc_cached(cd, rates_num, rates_den, gpus, cache):
 
 
 @njit(cache=True)
-def _class_alloc_py(cd, rates_num, rates_den, gpus):
+def _class_alloc_py(cd, rates_num, rates_den, gpus, zero_tol):
     """:func:`wfq_class_alloc` called from compiled code (object mode)."""
     with objmode(res="float64[:]"):
-        res = wfq_class_alloc(cd, rates_num, rates_den, gpus)
+        res = wfq_class_alloc(cd, rates_num, rates_den, gpus, zero_tol)
     return res
 
 
@@ -139,22 +146,25 @@ def _capped_demand(row, d, factor):
 
 
 @njit(cache=True)
-def _class_shares(cd, rates_num, rates_den, gpus, cache):
+def _class_shares(cd, rates_num, rates_den, gpus, cache, zero_tol):
     """WFQ's GPUs per class for class demands ``cd``. ``rates_den[0] == 0``: ``rates_num``
     holds the integer weights P (:func:`schedlab.pcs.fairshare.integer_weights`), exact
     closed form; otherwise the memoised Fraction water-filling (a view into ``cache``: copy
-    it to keep it)."""
+    it to keep it), which also applies the authors' zero rule when ``zero_tol > 0`` (the
+    closed form is exact only without it: the engine passes num/den then,
+    :func:`schedlab.pcs._engine.class_weights`)."""
     if rates_den[0] == 0:
         return class_alloc_exact(cd, rates_num, gpus)
-    return _class_alloc_cached(cd, rates_num, rates_den, gpus, cache)
+    return _class_alloc_cached(cd, rates_num, rates_den, gpus, cache, zero_tol)
 
 
 @njit(cache=True)
-def _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out, od):
+def _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out, od, zero_tol):
     """WFQ over the active jobs ``act[:n]``: class shares by water-filling, then FIFO greedy
     with demand caps in each class, relaxed by ``delta`` while the share is not used up.
     ``od``: the run's demand-cap memo per main-array column (:func:`_wfq_class_pass`), or
-    an empty array (local ids of a generic replay: no memo)."""
+    an empty array (local ids of a generic replay: no memo). ``zero_tol``: the class
+    water-filling's zero rule (:func:`_class_shares`; 0: exact)."""
     nc = rates_num.shape[0]
     memo = od.shape[1] > 0
     cd = np.zeros(nc, dtype=np.int64)
@@ -172,7 +182,7 @@ def _wfq(act, n, F, I, rows, gpus, rates_num, rates_den, zeta, delta, cache, out
         c = I[CLS, act[k]]
         pos[fill[c]] = k
         fill[c] += 1
-    calloc = _class_shares(cd, rates_num, rates_den, gpus, cache)
+    calloc = _class_shares(cd, rates_num, rates_den, gpus, cache, zero_tol)
     for c in range(nc):
         lo = first[c]
         hi = first[c + 1]

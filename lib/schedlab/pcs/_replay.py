@@ -13,30 +13,76 @@ import numpy as np
 from numba import njit
 
 from schedlab.pcs._engine_core import refresh_stale_cache
-from schedlab.pcs._engine_core import (ACTIVE, ALLOC, DEM, END, EREM, INF, OD_ROUNDS, OK,
-                                       PREDICTION_NEVER_ENDS, PREEMPTED, QUEUED, START, STAT,
-                                       SUBMITTED, THEMIS, _end_time, _next_end, _progress,
-                                       _remove, _running, _snapshot, _thr)
+from schedlab.pcs._engine_core import (
+    ACTIVE,
+    ALLOC,
+    DEM,
+    END,
+    EREM,
+    INF,
+    LEASES_NONE,
+    LEASES_PENDING,
+    OD_ROUNDS,
+    OK,
+    PREDICTION_NEVER_ENDS,
+    PREEMPTED,
+    QUEUED,
+    START,
+    STAT,
+    SUBMITTED,
+    THEMIS,
+    _end_time,
+    _next_end,
+    _progress,
+    _remove,
+    _running,
+    _snapshot,
+    _thr,
+)
 from schedlab.pcs._kernels import _apply
 from schedlab.pcs._kernels_themis import new_hint
 
 
 @njit(cache=True)
-def _replay(t, act, n, F, I, rows, target, pcode, speedup, true_size, leases, gpus, rates_num,
-            rates_den, zeta, delta, cache, counters, quantum):
+def _replay(
+    t,
+    act,
+    n,
+    F,
+    I,
+    rows,
+    target,
+    pcode,
+    speedup,
+    size_mode,
+    leases,
+    gpus,
+    rates_num,
+    rates_den,
+    zeta,
+    delta,
+    cache,
+    counters,
+    quantum,
+    zero_tol,
+):
     """Predict ``(code, start, end)`` of ``target`` from the active jobs, no arrivals,
     estimated sizes.
 
-    ``true_size``: the replay keeps true sizes in ``service`` (:func:`_snapshot`);
-    ``leases``: with a ``quantum``, lease ticks also fall inside the replay.
+    ``size_mode``: what the replay keeps in ``service`` (:func:`_snapshot`); ``leases``
+    (with a ``quantum``): ``LEASES_NONE``, no lease tick inside the replay; ``LEASES_REARM``,
+    a tick ``quantum`` after every replay event; ``LEASES_PENDING``, the same plus the main
+    loop's pending tick (``quantum`` after the arrival) from the start, as the authors'
+    snapshot copies it since their code of 2024-05-31.
     """
-    # the authors' snapshot copies sizes as their estimates (Themis, LAS: only if asked)
-    F2, I2, rows2, tgt = _snapshot(act, n, F, I, rows, target, true_size)
+    F2, I2, rows2, tgt = _snapshot(act, n, F, I, rows, target, size_mode)
     act2 = np.arange(n)
     out = np.zeros(n)
     m = n
     last = t
-    tick = INF  # the authors' snapshot has no pending re-division tick
+    tick = INF
+    if quantum > 0 and leases == LEASES_PENDING:
+        tick = t + quantum  # the arrival re-armed the lease in the main loop
     # Without a quantum only running jobs (allocation > 0, i.e. ACTIVE) progress, and only
     # they or a job with nothing left can complete next: both loops visit just those, in
     # active-list order (same ties), instead of every queued job.
@@ -63,10 +109,28 @@ def _replay(t, act, n, F, I, rows, target, pcode, speedup, true_size, leases, gp
             m = _remove(act2, m, j)
             if j == tgt:
                 return OK, I2[START, tgt], tt
-        if quantum > 0 and leases:
+        if quantum > 0 and leases != LEASES_NONE:
             tick = tt + quantum if m > 0 else INF
-        _apply(tt, pcode, speedup, act2, m, F2, I2, rows2, gpus, rates_num, rates_den, zeta,
-               delta, cache, out, hint, no_od)
+        _apply(
+            tt,
+            pcode,
+            speedup,
+            act2,
+            m,
+            F2,
+            I2,
+            rows2,
+            gpus,
+            rates_num,
+            rates_den,
+            zeta,
+            delta,
+            cache,
+            out,
+            hint,
+            no_od,
+            zero_tol,
+        )
         if quantum > 0:
             t_end, j = _next_end(tt, act2, m, F2, I2, rows2)
         else:
@@ -117,7 +181,7 @@ def _replay_fifo(t, act, n, F, I, rows, target, gpus, counters):
     identical (tested), the per-event work no longer grows with the queue.
     """
     cap = min(n, gpus + 1)
-    win = np.empty(cap, dtype=np.int64)   # main-array job ids, in active-list order
+    win = np.empty(cap, dtype=np.int64)  # main-array job ids, in active-list order
     rem = np.empty(cap)
     alloc = np.empty(cap)
     dem = np.empty(cap, dtype=np.int64)

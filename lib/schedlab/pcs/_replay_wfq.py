@@ -10,15 +10,32 @@ import numpy as np
 from numba import njit
 
 from schedlab.pcs._engine_core import refresh_stale_cache
-from schedlab.pcs._engine_core import (ACTIVE, ALLOC, CLS, DEM, END, EREM, INF, OD_ROUNDS, OK,
-                                       PREDICTION_NEVER_ENDS, PREEMPTED, QUEUED, START, STAT,
-                                       SUBMITTED, _end_time_thr, _thr)
+from schedlab.pcs._engine_core import (
+    ACTIVE,
+    ALLOC,
+    CLS,
+    DEM,
+    END,
+    EREM,
+    INF,
+    OD_ROUNDS,
+    OK,
+    PREDICTION_NEVER_ENDS,
+    PREEMPTED,
+    QUEUED,
+    START,
+    STAT,
+    SUBMITTED,
+    _end_time_thr,
+    _thr,
+)
 from schedlab.pcs._kernels_wfq import _capped_demand, _class_shares
 
 
 @njit(cache=True)
-def _wfq_class_pass(c, members, cs, cl, touched, gid, I, rows, alloc, thr, stat, start,
-                    calloc, cdc, zeta, delta, t, out, od):
+def _wfq_class_pass(
+    c, members, cs, cl, touched, gid, I, rows, alloc, thr, stat, start, calloc, cdc, zeta, delta, t, out, od
+):
     """WFQ inside class ``c`` of a replay, touching only the jobs that can change.
 
     Same arithmetic as :func:`_wfq` for one class: FIFO greedy with demand caps, relaxed by
@@ -128,8 +145,9 @@ def _first_end(t, runi, r, rem, alloc, thr):
 
 
 @njit(cache=True)
-def _replay_wfq(t, act, n, F, I, rows, target, gpus, rates_num, rates_den, zeta, delta,
-                cache, counters, od):
+def _replay_wfq(
+    t, act, n, F, I, rows, target, gpus, rates_num, rates_den, zeta, delta, cache, counters, od, zero_tol
+):
     """:func:`_replay` for WFQ, with per-event work proportional to the running jobs.
 
     Identical results (tested against the reference engine): the class of every job and the
@@ -141,7 +159,8 @@ def _replay_wfq(t, act, n, F, I, rows, target, gpus, rates_num, rates_den, zeta,
     (estimated remaining size, allocation, status, start; demands and throughput rows are
     read from the main arrays), caches throughputs while an allocation stands and does not
     sort the running jobs (ties go to the smaller local id). ``od``: the run's demand-cap
-    memo (:func:`_wfq_class_pass`).
+    memo (:func:`_wfq_class_pass`); ``zero_tol``: the class water-filling's zero rule
+    (:func:`schedlab.pcs._kernels_wfq._class_shares`).
     """
     nc = rates_num.shape[0]
     gid = act[:n].copy()  # local id k (active-list position) -> main-array column
@@ -177,7 +196,7 @@ def _replay_wfq(t, act, n, F, I, rows, target, gpus, rates_num, rates_den, zeta,
             touched[c] = cl[c]
             thr[k] = _thr(rows[i], alloc[k], I[DEM, i])
     # the shares the snapshot's allocation was computed from (the main loop's, same demands)
-    shares = _class_shares(cd, rates_num, rates_den, gpus, cache).copy()
+    shares = _class_shares(cd, rates_num, rates_den, gpus, cache, zero_tol).copy()
     # jobs with nothing left but no GPUs (only a zero-size job can be one) stay candidates
     zero = np.empty(n, dtype=np.int64)
     nz = 0
@@ -221,12 +240,30 @@ def _replay_wfq(t, act, n, F, I, rows, target, gpus, rates_num, rates_den, zeta,
         cl[c] -= 1
         if pos < touched[c]:
             touched[c] -= 1
-        calloc = _class_shares(cd, rates_num, rates_den, gpus, cache)
+        calloc = _class_shares(cd, rates_num, rates_den, gpus, cache, zero_tol)
         for c2 in range(nc):
             if cl[c2] > 0 and (c2 == c or calloc[c2] != shares[c2]):
-                touched[c2] = _wfq_class_pass(c2, members, cs[c2], cl[c2], touched, gid, I,
-                                              rows, alloc, thr, stat, start, calloc, cd[c2],
-                                              zeta, delta, tt, out, od)
+                touched[c2] = _wfq_class_pass(
+                    c2,
+                    members,
+                    cs[c2],
+                    cl[c2],
+                    touched,
+                    gid,
+                    I,
+                    rows,
+                    alloc,
+                    thr,
+                    stat,
+                    start,
+                    calloc,
+                    cd[c2],
+                    zeta,
+                    delta,
+                    tt,
+                    out,
+                    od,
+                )
             shares[c2] = calloc[c2]
         r = _wfq_running(members, cs, cl, touched, zero, nz, rem, alloc, stat, runi)
         t_end, j = _first_end(tt, runi, r, rem, alloc, thr)

@@ -32,9 +32,11 @@ RUNS = {
 #: version in ``pcs_configs_history.json``: PCS-JCT used today's ``PCS_config_0e4a51_jct``;
 #: PCS-bal and PCS-pred used the ``..._avg_jct_avg_pred_error_{bal,pred}.pkl`` versions of
 #: commit b313687 (2024-05-01; full-precision ζ_min/δ), not today's rounded ones.
-RUN_CONFIGS = {"PCS_jct": ("current", "PCS_config_0e4a51_jct"),
-               "PCS_bal": ("history", "0e4a51_avg_jct_avg_pred_error_bal", "b313687"),
-               "PCS_pred": ("history", "0e4a51_avg_jct_avg_pred_error_pred", "b313687")}
+RUN_CONFIGS = {
+    "PCS_jct": ("current", "PCS_config_0e4a51_jct"),
+    "PCS_bal": ("history", "0e4a51_avg_jct_avg_pred_error_bal", "b313687"),
+    "PCS_pred": ("history", "0e4a51_avg_jct_avg_pred_error_pred", "b313687"),
+}
 
 
 def run_config(name: str):
@@ -43,8 +45,9 @@ def run_config(name: str):
 
     spec = RUN_CONFIGS[name]
     return load_config(spec[1]) if spec[0] == "current" else history_config(spec[1], spec[2])
-TIME_COLUMNS = ["submit_time", "start_time", "end_time", "estimated_start_time",
-                "estimated_end_time"]
+
+
+TIME_COLUMNS = ["submit_time", "start_time", "end_time", "estimated_start_time", "estimated_end_time"]
 
 
 def load_run(name_or_path: str, *, shift: bool = True) -> pd.DataFrame:
@@ -81,10 +84,13 @@ class Agreement:
         return self.n_bad == 0
 
 
-def compare(ours: pd.DataFrame, theirs: pd.DataFrame, rtol: float = 1e-6,
-            atol: float = 1e-6,
-            columns: tuple = ("start_time", "end_time", "estimated_start_time",
-                              "estimated_end_time")) -> dict[str, Agreement]:
+def compare(
+    ours: pd.DataFrame,
+    theirs: pd.DataFrame,
+    rtol: float = 1e-6,
+    atol: float = 1e-6,
+    columns: tuple = ("start_time", "end_time", "estimated_start_time", "estimated_end_time"),
+) -> dict[str, Agreement]:
     """Per-column agreement ``|a-b| <= atol + rtol*|b|`` joined on ``app_id``.
 
     ``atol`` (1 µs, the authors' clock resolution) only matters for times near 0. Jobs the
@@ -94,8 +100,7 @@ def compare(ours: pd.DataFrame, theirs: pd.DataFrame, rtol: float = 1e-6,
     """
     m = ours.merge(theirs, on="app_id", suffixes=("_ours", "_theirs"))
     if len(m) != len(theirs) or len(m) != len(ours):
-        raise ValueError(f"job sets differ: ours {len(ours)}, theirs {len(theirs)}, "
-                         f"common {len(m)}")
+        raise ValueError(f"job sets differ: ours {len(ours)}, theirs {len(theirs)}, common {len(m)}")
     out = {}
     for c in columns:
         a = m[c + "_ours"].to_numpy(float)
@@ -107,9 +112,13 @@ def compare(ours: pd.DataFrame, theirs: pd.DataFrame, rtol: float = 1e-6,
         d = np.abs(a - b)
         rel = d / np.maximum(np.abs(b), 1e-300)
         bad = d > atol + rtol * np.abs(b)
-        out[c] = Agreement(c, len(a), int(bad.sum()),
-                           float(np.max(np.where(d == 0, 0, rel), initial=0.0)),
-                           int(ids[bad][0]) if bad.any() else None)
+        out[c] = Agreement(
+            c,
+            len(a),
+            int(bad.sum()),
+            float(np.max(np.where(d == 0, 0, rel), initial=0.0)),
+            int(ids[bad][0]) if bad.any() else None,
+        )
     return out
 
 

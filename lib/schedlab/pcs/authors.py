@@ -67,12 +67,28 @@ from schedlab.pcs.configs import WFQConfig
 #: Manifest folder holding the authors' simulator sources.
 SOURCES_PREFIX = "pcs/authors-simulator"
 #: Files their ``sim.py`` needs (the rest of the folder is search/plot tooling).
-SIM_FILES = ("sim.py", "GenericScheduler.py", "PriorityScheduler.py", "MCSScheduler.py",
-             "FairScheduler.py", "ThemisScheduler.py", "AFSScheduler.py", "common.py",
-             "helpers.py", "models.py")
+SIM_FILES = (
+    "sim.py",
+    "GenericScheduler.py",
+    "PriorityScheduler.py",
+    "MCSScheduler.py",
+    "FairScheduler.py",
+    "ThemisScheduler.py",
+    "AFSScheduler.py",
+    "common.py",
+    "helpers.py",
+    "models.py",
+)
 #: Our policy names -> their ``-scheduling_policy`` values.
-AUTHORS_POLICY = {"FIFO": "FIFO", "SRSF": "SRSF", "LAS": "LAS", "FS": "FS", "AFS": "AFS",
-                  "THEMIS": "THEMIS", "PCS": "MCS"}
+AUTHORS_POLICY = {
+    "FIFO": "FIFO",
+    "SRSF": "SRSF",
+    "LAS": "LAS",
+    "FS": "FS",
+    "AFS": "AFS",
+    "THEMIS": "THEMIS",
+    "PCS": "MCS",
+}
 #: Per-job columns compared by :func:`job_differences`.
 COMPARED = ("jct", "start_time", "end_time", "estimated_start_time", "estimated_end_time")
 
@@ -235,10 +251,13 @@ def prepare_workdir(workdir: Path, trace_gz: Path, sources: Path | None = None) 
 
 def write_config(config: WFQConfig, path: Path) -> Path:
     """A WFQ configuration as the ``class_detail`` pickle their ``-MCS_config_file`` reads."""
-    detail = {"num_classes": config.num_classes,
-              "class_thresholds": [float(t) for t in config.thresholds],
-              "class_rates": [Fraction(r) for r in config.rates],
-              "clip_demand_factor": config.zeta_min, "delta": config.delta}
+    detail = {
+        "num_classes": config.num_classes,
+        "class_thresholds": [float(t) for t in config.thresholds],
+        "class_rates": [Fraction(r) for r in config.rates],
+        "clip_demand_factor": config.zeta_min,
+        "delta": config.delta,
+    }
     with open(path, "wb") as fh:
         pickle.dump(detail, fh)
     return path
@@ -267,8 +286,15 @@ class AuthorsRun:
     command: list = field(default_factory=list)
 
 
-def authors_args(trace: str, policy: str, num_jobs: int, predict: bool, gpus: int = 64,
-                 config_file: Path | None = None, out: str = "out.csv") -> list[str]:
+def authors_args(
+    trace: str,
+    policy: str,
+    num_jobs: int,
+    predict: bool,
+    gpus: int = 64,
+    config_file: Path | None = None,
+    out: str = "out.csv",
+) -> list[str]:
     """Their ``sim.py`` arguments for ``num_jobs`` rows of ``trace`` (``-num_apps`` = n-1).
 
     >>> authors_args("trace_0e4a51", "SRSF", 1001, True)[:6]
@@ -280,17 +306,37 @@ def authors_args(trace: str, policy: str, num_jobs: int, predict: bool, gpus: in
     if key == "PCS" and config_file is None:
         raise ValueError("policy 'PCS' needs config_file (see write_config)")
     # their reader keeps rows with app_id <= num_apps
-    args = ["-trace", trace, "-num_gpus", str(gpus), "-num_apps", str(num_jobs - 1),
-            "-scheduling_policy", AUTHORS_POLICY[key], "-estimate", str(int(predict)),
-            "-output_file", out]
+    args = [
+        "-trace",
+        trace,
+        "-num_gpus",
+        str(gpus),
+        "-num_apps",
+        str(num_jobs - 1),
+        "-scheduling_policy",
+        AUTHORS_POLICY[key],
+        "-estimate",
+        str(int(predict)),
+        "-output_file",
+        out,
+    ]
     if config_file is not None:
         args += ["-MCS_config_file", str(config_file)]
     return args
 
 
-def run_authors(workdir: Path, trace: str, policy: str, num_jobs: int, *, predict: bool,
-                gpus: int = 64, config: WFQConfig | None = None,
-                timeout_s: float | None = None, tag: str | None = None) -> AuthorsRun:
+def run_authors(
+    workdir: Path,
+    trace: str,
+    policy: str,
+    num_jobs: int,
+    *,
+    predict: bool,
+    gpus: int = 64,
+    config: WFQConfig | None = None,
+    timeout_s: float | None = None,
+    tag: str | None = None,
+) -> AuthorsRun:
     """Run their ``sim.py`` once in a subprocess of this interpreter.
 
     Parameters
@@ -329,18 +375,22 @@ def run_authors(workdir: Path, trace: str, policy: str, num_jobs: int, *, predic
     t0 = time.perf_counter()
     with open(log, "wb") as fh:
         try:
-            proc = subprocess.run(cmd, cwd=simdir, stdout=fh, stderr=subprocess.STDOUT, env=env,
-                                  timeout=timeout_s, check=False)
+            proc = subprocess.run(
+                cmd, cwd=simdir, stdout=fh, stderr=subprocess.STDOUT, env=env, timeout=timeout_s, check=False
+            )
         except subprocess.TimeoutExpired:
-            raise AuthorsRunError(f"{policy} ({tag}): the authors' sim.py did not finish within "
-                                  f"{timeout_s:.0f} s; log {log}") from None
+            raise AuthorsRunError(
+                f"{policy} ({tag}): the authors' sim.py did not finish within {timeout_s:.0f} s; log {log}"
+            ) from None
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     text = log.read_text(errors="replace")
     if proc.returncode != 0 or not out.is_file():
-        raise AuthorsRunError(f"{policy} ({tag}): the authors' sim.py exited with "
-                              f"{proc.returncode}; command {' '.join(cmd[3:])}; output tail:\n"
-                              f"{text[-2000:]}")
+        raise AuthorsRunError(
+            f"{policy} ({tag}): the authors' sim.py exited with "
+            f"{proc.returncode}; command {' '.join(cmd[3:])}; output tail:\n"
+            f"{text[-2000:]}"
+        )
     took = re.findall(r"sim took ([0-9.]+) secs", text)
     if not took:
         raise AuthorsRunError(f"{log}: no 'sim took ... secs' line in the authors' output")

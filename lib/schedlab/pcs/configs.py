@@ -46,27 +46,32 @@ class WFQConfig:
         n = len(self.thresholds)
         where = f"WFQ config {self.name!r}"
         if n == 0 or len(self.rates) != n:
-            raise ConfigError(f"{where}: 'class_thresholds' ({n}) and 'class_rates' "
-                              f"({len(self.rates)}) must have the same non-zero length")
+            raise ConfigError(
+                f"{where}: 'class_thresholds' ({n}) and 'class_rates' "
+                f"({len(self.rates)}) must have the same non-zero length"
+            )
         thr = [float(t) for t in self.thresholds]
         for i in range(1, n):
             if not thr[i] > thr[i - 1]:
-                raise ConfigError(f"{where}: 'class_thresholds' must be strictly increasing; "
-                                  f"entry {i} = {thr[i]} <= entry {i - 1} = {thr[i - 1]}")
+                raise ConfigError(
+                    f"{where}: 'class_thresholds' must be strictly increasing; "
+                    f"entry {i} = {thr[i]} <= entry {i - 1} = {thr[i - 1]}"
+                )
         neg = [i for i, r in enumerate(self.rates) if r < 0]
         if neg:
-            raise ConfigError(f"{where}: 'class_rates' must be >= 0; entry {neg[0]} = "
-                              f"{Fraction(self.rates[neg[0]])}")
+            raise ConfigError(
+                f"{where}: 'class_rates' must be >= 0; entry {neg[0]} = {Fraction(self.rates[neg[0]])}"
+            )
         total = sum(Fraction(r) for r in self.rates)
         # the authors assert math.isclose(float(sum), 1.0)
         if not math.isclose(float(total), 1.0):
-            raise ConfigError(f"{where}: 'class_rates' must sum to 1, they sum to "
-                              f"{float(total)!r}")
+            raise ConfigError(f"{where}: 'class_rates' must sum to 1, they sum to {float(total)!r}")
         # zeta(n) = demand_min / (n demand_n) lies in (0, 1], so a cap threshold outside [0, 1]
         # means nothing; delta is the step by which zeta_min is relaxed (search space 0.01-0.9)
         if not 0.0 <= self.zeta_min <= 1.0:
-            raise ConfigError(f"{where}: 'clip_demand_factor' (zeta_min) = {self.zeta_min}: "
-                              "expected a number in [0, 1]")
+            raise ConfigError(
+                f"{where}: 'clip_demand_factor' (zeta_min) = {self.zeta_min}: expected a number in [0, 1]"
+            )
         if not 0.0 < self.delta <= 1.0:
             raise ConfigError(f"{where}: 'delta' = {self.delta}: expected a number in (0, 1]")
 
@@ -84,8 +89,10 @@ class WFQConfig:
     def from_dict(cls, d: dict, name: str = "wfq") -> "WFQConfig":
         """From the JSON form (``class_thresholds`` with ``"inf"``, rates as ``"a/b"``)."""
         if not isinstance(d, dict):
-            raise ConfigError(f"WFQ config {name!r}: expected an object with 'class_thresholds' and "
-                              f"'class_rates', got {type(d).__name__} {d!r:.60}")
+            raise ConfigError(
+                f"WFQ config {name!r}: expected an object with 'class_thresholds' and "
+                f"'class_rates', got {type(d).__name__} {d!r:.60}"
+            )
         for key in ("class_thresholds", "class_rates"):
             if key not in d:
                 raise ConfigError(f"WFQ config {name!r}: missing field {key!r}")
@@ -96,8 +103,7 @@ class WFQConfig:
             thr = tuple(float(t) for t in d["class_thresholds"])
             rates = tuple(Fraction(str(r)) for r in d["class_rates"])
         except (TypeError, ValueError, ZeroDivisionError) as e:
-            raise ConfigError(f"WFQ config {name!r}: bad 'class_thresholds'/'class_rates': "
-                              f"{e}") from None
+            raise ConfigError(f"WFQ config {name!r}: bad 'class_thresholds'/'class_rates': {e}") from None
         scalars = {}
         # null reads as absent (older authors' configs have no demand-cap fields): their defaults
         for key, default in (("num_classes", None), ("clip_demand_factor", 0.01), ("delta", 0.1)):
@@ -107,18 +113,24 @@ class WFQConfig:
             try:
                 scalars[key] = None if v is None else float(v)
             except ValueError:
-                raise ConfigError(f"WFQ config {name!r}: field {key!r} must be a number, got {v!r:.60}") from None
+                raise ConfigError(
+                    f"WFQ config {name!r}: field {key!r} must be a number, got {v!r:.60}"
+                ) from None
         if scalars["num_classes"] is not None and scalars["num_classes"] != len(thr):
-            raise ConfigError(f"WFQ config {name!r}: 'num_classes' = {d['num_classes']} but "
-                              f"{len(thr)} thresholds")
+            raise ConfigError(
+                f"WFQ config {name!r}: 'num_classes' = {d['num_classes']} but {len(thr)} thresholds"
+            )
         return cls(thr, rates, scalars["clip_demand_factor"], scalars["delta"], name)
 
     def to_dict(self) -> dict:
         """JSON-serialisable form (inverse of :meth:`from_dict`)."""
-        return {"num_classes": self.num_classes,
-                "class_thresholds": ["inf" if math.isinf(t) else t for t in self.thresholds],
-                "class_rates": [str(Fraction(r)) for r in self.rates],
-                "clip_demand_factor": self.zeta_min, "delta": self.delta}
+        return {
+            "num_classes": self.num_classes,
+            "class_thresholds": ["inf" if math.isinf(t) else t for t in self.thresholds],
+            "class_rates": [str(Fraction(r)) for r in self.rates],
+            "clip_demand_factor": self.zeta_min,
+            "delta": self.delta,
+        }
 
 
 def load_configs(path: str | Path | None = None) -> dict[str, WFQConfig]:
@@ -132,8 +144,10 @@ def load_configs(path: str | Path | None = None) -> dict[str, WFQConfig]:
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: not valid JSON: {e}") from None
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a JSON object (one configuration with 'class_thresholds' "
-                          f"and 'class_rates', or configurations by name), got a {type(raw).__name__}")
+        raise ConfigError(
+            f"{path}: expected a JSON object (one configuration with 'class_thresholds' "
+            f"and 'class_rates', or configurations by name), got a {type(raw).__name__}"
+        )
     try:
         if "class_thresholds" in raw:  # a single configuration
             return {Path(path).stem: WFQConfig.from_dict(raw, Path(path).stem)}
@@ -152,8 +166,7 @@ def load_config(path_or_name: str | Path) -> WFQConfig:
         return next(iter(cfgs.values()))
     cfgs = load_configs()
     if str(path_or_name) not in cfgs:
-        raise ConfigError(f"unknown WFQ config {str(path_or_name)!r}; known: "
-                          f"{', '.join(sorted(cfgs))}")
+        raise ConfigError(f"unknown WFQ config {str(path_or_name)!r}; known: {', '.join(sorted(cfgs))}")
     return cfgs[str(path_or_name)]
 
 
@@ -171,8 +184,10 @@ def history_config(path_contains: str, commit: str) -> WFQConfig:
     hist = json.loads(Path(data.require(HISTORY_ENTRY)).read_text())
     hits = [h for h in hist if path_contains in h["path"] and h["commit"].startswith(commit)]
     if len(hits) != 1:
-        raise ConfigError(f"{len(hits)} history entries match path~{path_contains!r} "
-                          f"commit {commit!r}; expected exactly one")
+        raise ConfigError(
+            f"{len(hits)} history entries match path~{path_contains!r} "
+            f"commit {commit!r}; expected exactly one"
+        )
     h = hits[0]
     return WFQConfig.from_dict(h, f"{Path(h['path']).stem}@{h['commit'][:7]}")
 
@@ -201,8 +216,14 @@ def class_thresholds(sizes: Sequence[float], T: float) -> tuple:
     return tuple(float(t) for t in thresholds) + (math.inf,)
 
 
-def heuristic_config(sizes: Sequence[float], T: float, W: float, zeta_min: float = 0.01,
-                     delta: float = 0.1, rate_decimals: int = 3) -> WFQConfig:
+def heuristic_config(
+    sizes: Sequence[float],
+    T: float,
+    W: float,
+    zeta_min: float = 0.01,
+    delta: float = 0.1,
+    rate_decimals: int = 3,
+) -> WFQConfig:
     """The paper's parameterisation (T, W, ζ_min, δ): thresholds by C², weights e^{-iW}.
 
     Thresholds: :func:`class_thresholds`. Weights ``w_i = exp(-i W)``, normalised, rounded
@@ -216,7 +237,7 @@ def heuristic_config(sizes: Sequence[float], T: float, W: float, zeta_min: float
     n = len(thresholds)
     w = np.exp(-np.arange(n) * W)
     w = w / w.sum()
-    scale = 10 ** rate_decimals
+    scale = 10**rate_decimals
     ints = [int(round(x * scale)) for x in w]
     # rounded weights renormalised exactly (e.g. 910, 83, 8 -> 10/11, 83/1001, 8/1001)
     rates = tuple(Fraction(i, sum(ints)) for i in ints)
@@ -237,12 +258,19 @@ def pareto_config(trace: str, solution_idx: int) -> WFQConfig:
     from schedlab import data
 
     df = pd.read_csv(data.require(PARETO_ENTRY))
-    row = df[(df["file"] == f"WFQ_trace_{trace}_avg_pred_error_vs_avg_jct.pkl") &
-             (df["solution_idx"] == solution_idx)]
+    row = df[
+        (df["file"] == f"WFQ_trace_{trace}_avg_pred_error_vs_avg_jct.pkl")
+        & (df["solution_idx"] == solution_idx)
+    ]
     if len(row) != 1:
         raise ConfigError(f"no Pareto member {solution_idx} for trace {trace!r}")
     r = row.iloc[0]
-    return WFQConfig.from_dict({"class_thresholds": json.loads(r["class_thresholds"]),
-                                "class_rates": json.loads(r["class_rates"]),
-                                "clip_demand_factor": float(r["clip_demand_factor"]),
-                                "delta": float(r["delta"])}, f"pareto_{trace}_{solution_idx}")
+    return WFQConfig.from_dict(
+        {
+            "class_thresholds": json.loads(r["class_thresholds"]),
+            "class_rates": json.loads(r["class_rates"]),
+            "clip_demand_factor": float(r["clip_demand_factor"]),
+            "delta": float(r["delta"]),
+        },
+        f"pareto_{trace}_{solution_idx}",
+    )

@@ -70,8 +70,13 @@ def small_trace(trace: str = TRACE, num_jobs: int = NUM_JOBS) -> Workload:
     return load_trace(data.require(f"pcs/workload2_philly_traces/trace_{trace}.csv.gz"), num_jobs)
 
 
-def wfq_config(thresholds: Sequence[float], weights: Sequence[float], zeta_min: float = 0.01,
-               delta: float = 0.1, decimals: int = 3) -> WFQConfig:
+def wfq_config(
+    thresholds: Sequence[float],
+    weights: Sequence[float],
+    zeta_min: float = 0.01,
+    delta: float = 0.1,
+    decimals: int = 3,
+) -> WFQConfig:
     """A WFQ configuration from class upper bounds and relative class weights.
 
     Parameters
@@ -96,20 +101,25 @@ def wfq_config(thresholds: Sequence[float], weights: Sequence[float], zeta_min: 
     if len(weights) == 0:
         raise ValueError("wfq_config: at least one class weight is needed")
     if len(thresholds) != len(weights) - 1:
-        raise ValueError(f"wfq_config: {len(weights)} classes need {len(weights) - 1} thresholds "
-                         f"(upper bounds of all but the last class), got {len(thresholds)}")
+        raise ValueError(
+            f"wfq_config: {len(weights)} classes need {len(weights) - 1} thresholds "
+            f"(upper bounds of all but the last class), got {len(thresholds)}"
+        )
     w = np.asarray(weights, dtype=float)
     if not np.all(np.isfinite(w)) or np.any(w <= 0):
         raise ValueError(f"wfq_config: class weights must be positive numbers, got {list(weights)}")
-    scale = 10 ** decimals
+    scale = 10**decimals
     ints = [int(round(x * scale)) for x in w / w.sum()]
     if min(ints) == 0:
         # a class with no guaranteed share starves its jobs whenever others are present
-        raise ValueError(f"wfq_config: class {ints.index(0)} weight rounds to 0 at {decimals} decimals "
-                         f"({list(weights)}); give every class at least 1/{scale} of the total")
+        raise ValueError(
+            f"wfq_config: class {ints.index(0)} weight rounds to 0 at {decimals} decimals "
+            f"({list(weights)}); give every class at least 1/{scale} of the total"
+        )
     rates = tuple(Fraction(i, sum(ints)) for i in ints)
-    return WFQConfig(tuple(float(t) for t in thresholds) + (math.inf,), rates, float(zeta_min), float(delta),
-                     "explorer")
+    return WFQConfig(
+        tuple(float(t) for t in thresholds) + (math.inf,), rates, float(zeta_min), float(delta), "explorer"
+    )
 
 
 def start_config(workload: Workload) -> WFQConfig:
@@ -127,9 +137,16 @@ def class_table(workload: Workload, config: WFQConfig) -> pd.DataFrame:
     rows = []
     for k in range(len(thr)):
         members = workload.service[cls == k]
-        rows.append({"class": k, "from_gpu_s": 0.0 if k == 0 else float(thr[k - 1]), "to_gpu_s": float(thr[k]),
-                     "weight": float(config.rates[k]), "jobs": int(len(members)),
-                     "work_share": float(members.sum() / workload.service.sum())})
+        rows.append(
+            {
+                "class": k,
+                "from_gpu_s": 0.0 if k == 0 else float(thr[k - 1]),
+                "to_gpu_s": float(thr[k]),
+                "weight": float(config.rates[k]),
+                "jobs": int(len(members)),
+                "work_share": float(members.sum() / workload.service.sum()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -151,12 +168,22 @@ def evaluate(workload: Workload, config: WFQConfig, gpus: int = GPUS, label: str
     t0 = time.perf_counter()
     runs = simulate(workload, make_policy("PCS", config), gpus, predict=True)
     s = metrics.summary(runs)
-    return Point(label, s["avg_jct"], s["avg_pred_error"], s["p99_pred_error"], config.num_classes,
-                 time.perf_counter() - t0)
+    return Point(
+        label,
+        s["avg_jct"],
+        s["avg_pred_error"],
+        s["p99_pred_error"],
+        config.num_classes,
+        time.perf_counter() - t0,
+    )
 
 
-def reference_points(workload: Workload, gpus: int = GPUS, policies: Sequence[str] = BASELINES + PAPER_CONFIGS,
-                     config_key: str = "fig7_0e4a51") -> pd.DataFrame:
+def reference_points(
+    workload: Workload,
+    gpus: int = GPUS,
+    policies: Sequence[str] = BASELINES + PAPER_CONFIGS,
+    config_key: str = "fig7_0e4a51",
+) -> pd.DataFrame:
     """The baselines and the paper's PCS configurations on ``workload``: one row per policy with
     ``avg_jct_s``, ``avg_pred_error``, ``p99_pred_error`` (the Fig. 3 stage's baselines are the
     same runs). ``config_key``: whose PCS configurations (see ``experiments.pcs_config``)."""
@@ -166,13 +193,20 @@ def reference_points(workload: Workload, gpus: int = GPUS, policies: Sequence[st
     rows = []
     for lab, df in runs.items():
         s = metrics.summary(df)
-        rows.append({"policy": lab, "avg_jct_s": s["avg_jct"], "avg_pred_error": s["avg_pred_error"],
-                     "p99_pred_error": s["p99_pred_error"]})
+        rows.append(
+            {
+                "policy": lab,
+                "avg_jct_s": s["avg_jct"],
+                "avg_pred_error": s["avg_pred_error"],
+                "p99_pred_error": s["p99_pred_error"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def stored_front(trace: str = TRACE, num_jobs: int = NUM_JOBS,
-                 root: Path | None = None) -> tuple[pd.DataFrame | None, str]:
+def stored_front(
+    trace: str = TRACE, num_jobs: int = NUM_JOBS, root: Path | None = None
+) -> tuple[pd.DataFrame | None, str]:
     """The Fig. 3 stage's Pareto front for the same trace and jobs, and a sentence saying where it
     came from or why there is none (the stage has not run, or ran other jobs)."""
     from schedlab import paths
@@ -188,8 +222,10 @@ def stored_front(trace: str = TRACE, num_jobs: int = NUM_JOBS,
     if same.empty:
         got = sorted({(str(t), int(j)) for t, j in zip(front.trace, front.jobs)})
         return None, f"{path} holds the front of {got}, not of trace {trace} with {num_jobs} jobs"
-    return same.rename(columns={"jct_avg": "avg_jct_s", "pred_err_avg": "avg_pred_error"}), \
-        f"Pareto front of the pcs_fig3 stage ({len(same)} configurations, {int(same.evaluations.iloc[0])} simulations)"
+    return (
+        same.rename(columns={"jct_avg": "avg_jct_s", "pred_err_avg": "avg_pred_error"}),
+        f"Pareto front of the pcs_fig3 stage ({len(same)} configurations, {int(same.evaluations.iloc[0])} simulations)",
+    )
 
 
 @dataclass
@@ -209,18 +245,28 @@ class Explorer:
     history: list[Point] = field(default_factory=list)
 
     @classmethod
-    def load(cls, trace: str = TRACE, num_jobs: int = NUM_JOBS, gpus: int = GPUS,
-             root: Path | None = None) -> "Explorer":
+    def load(
+        cls, trace: str = TRACE, num_jobs: int = NUM_JOBS, gpus: int = GPUS, root: Path | None = None
+    ) -> "Explorer":
         """Load the trace, simulate the reference policies once (about a second) and read the front."""
         w = small_trace(trace, num_jobs)
         front, note = stored_front(trace, num_jobs, root)
         return cls(w, reference_points(w, gpus), front, note, gpus)
 
-    def update(self, thresholds: Sequence[float], weights: Sequence[float], zeta_min: float = 0.01,
-               delta: float = 0.1) -> Point:
+    def update(
+        self,
+        thresholds: Sequence[float],
+        weights: Sequence[float],
+        zeta_min: float = 0.01,
+        delta: float = 0.1,
+    ) -> Point:
         """Simulate one configuration (see :func:`wfq_config`) and remember it."""
-        point = evaluate(self.workload, wfq_config(thresholds, weights, zeta_min, delta), self.gpus,
-                         label=f"try {len(self.history) + 1}")
+        point = evaluate(
+            self.workload,
+            wfq_config(thresholds, weights, zeta_min, delta),
+            self.gpus,
+            label=f"try {len(self.history) + 1}",
+        )
         self.history.append(point)
         return point
 
@@ -242,22 +288,44 @@ class Explorer:
         fig = ax.figure
         best = self.best_avg_jct()
         if self.front is not None:
-            ax.scatter(self.front.avg_jct_s / best, self.front.avg_pred_error, s=14, color="#bbbbbb",
-                       label="Pareto front (Fig. 3 stage)")
+            ax.scatter(
+                self.front.avg_jct_s / best,
+                self.front.avg_pred_error,
+                s=14,
+                color="#bbbbbb",
+                label="Pareto front (Fig. 3 stage)",
+            )
         for _, r in self.references.iterrows():
             marker = "D" if r.policy.startswith("PCS") else "s"
-            ax.scatter(r.avg_jct_s / best, r.avg_pred_error, marker=marker, s=55, color=plots.color(r.policy),
-                       label=r.policy)
+            ax.scatter(
+                r.avg_jct_s / best,
+                r.avg_pred_error,
+                marker=marker,
+                s=55,
+                color=plots.color(r.policy),
+                label=r.policy,
+            )
         tries = self.history[-last:]
         for p in tries[:-1]:
             ax.scatter(p.avg_jct_s / best, p.avg_pred_error, marker="*", s=60, color="black", alpha=0.25)
         if tries:
             p = tries[-1]
-            ax.scatter(p.avg_jct_s / best, p.avg_pred_error, marker="*", s=260, color="gold", edgecolor="black",
-                       zorder=5, label=f"your configuration ({p.num_classes} classes)")
+            ax.scatter(
+                p.avg_jct_s / best,
+                p.avg_pred_error,
+                marker="*",
+                s=260,
+                color="gold",
+                edgecolor="black",
+                zorder=5,
+                label=f"your configuration ({p.num_classes} classes)",
+            )
         plots._symlog(ax)
-        ax.set(xlabel="avg JCT / best reference avg JCT (×)", ylabel=f"avg {plots.PRED} (%, log above 1)",
-               title=f"{_trace_label(self.workload.name)}, first {len(self.workload)} jobs, {self.gpus} GPUs")
+        ax.set(
+            xlabel="avg JCT / best reference avg JCT (×)",
+            ylabel=f"avg {plots.PRED} (%, log above 1)",
+            title=f"{_trace_label(self.workload.name)}, first {len(self.workload)} jobs, {self.gpus} GPUs",
+        )
         ax.grid(alpha=0.3)
         # legend outside the axes; no tight_layout (a third of a refresh): Jupyter's inline
         # backend and savefig(bbox_inches="tight") fit the legend in anyway

@@ -6,7 +6,8 @@ authors_rng(seed), load=1.2)`` equals the workload of the authors' Fig. 8 runs (
 demands, submit times; see ``draw_order``).
 
 Sampler semantics (the authors' ``helpers.gen_data_from_cdf``): per point draw
-``u ~ U(0,1)``, take the first CDF row with ``cdf >= u`` and draw the value **uniformly
+``u ~ U(0,1)``, take the first CDF row with ``cdf >= u`` **in file order** (nine of the mirror's
+size CDFs are not monotone, see :func:`first_at_least`) and draw the value **uniformly
 between the previous row's value (0 for the first row) and that row's value**, then cast to
 ``int``. Draw order of one workload: sizes (``num_apps``), trials per app (``num_apps``), a
 pool of 100 GPU counts, a pool of 100 min-GPU counts (unused), then per app the GPU
@@ -41,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from schedlab.pcs.models import SpeedupTables, linear_tables, load_speedups
+from schedlab.pcs.models import SpeedupTables, linear_tables
 from schedlab.pcs.workload import Workload, seconds_to_us
 
 CDF_DIR = "pcs/workload_cdfs"
@@ -74,16 +75,69 @@ def cdf_path(family: str, workload: str) -> Path | None:
     return data.require(name)
 
 
+def first_at_least(cums: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Index of the first row ``i`` **in file order** with ``cums[i] >= u``, per ``u``.
+
+    This is the authors' row scan (``helpers.gen_data_from_cdf``) without the loop. Some
+    of the mirror's CDFs are not monotone (``cdf-app-service-times-workload_0e4a51.csv``
+    has ``5322,0.528`` before ``1139,0.5021``), where a binary search on the raw column
+    can land on a later row. On the running maximum it cannot: the first row whose running
+    maximum reaches ``u`` is the first row that reaches ``u`` itself (the maximum only
+    rises at a row whose own value is the new maximum).
+
+    Parameters
+    ----------
+    cums : numpy.ndarray
+        The CDF column in file order, ending with 1.0.
+    u : numpy.ndarray
+        Points in ``[0, 1]``.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+
+    Examples
+    --------
+    >>> cums = np.array([0.2, 0.528, 0.5021, 1.0])
+    >>> first_at_least(cums, np.array([0.1, 0.51, 0.527, 0.6])).tolist()
+    [0, 1, 1, 3]
+    >>> np.searchsorted(cums, [0.51], side="left").tolist()   # the raw column misleads
+    [3]
+    """
+    return np.searchsorted(np.maximum.accumulate(cums), u, side="left").astype(np.int64)
+
+
 def sample_cdf(cdf: np.ndarray, n: int, rng, interpolation: bool = True) -> np.ndarray:
-    """``n`` integer draws with the authors' sampler (two uniforms per point, in order)."""
+    """``n`` integer draws with the authors' sampler.
+
+    Per point, in stream order: ``u ~ U(0, 1)``, the first row with ``cdf >= u`` in file
+    order (:func:`first_at_least`), then (``interpolation``) a uniform draw between the
+    previous row's value (0 for the first row) and that row's value, cast to ``int``.
+
+    The draws are taken in one vector: ``uniform(lo, hi)`` is ``lo + (hi - lo) * r`` for the
+    stream's next double ``r`` in both :class:`numpy.random.RandomState` and
+    :class:`numpy.random.Generator`, so the values and the stream position equal those of
+    the authors' point-by-point loop (tested against it).
+
+    Examples
+    --------
+    >>> cdf = np.array([[10.0, 0.5], [20.0, 1.0]])
+    >>> sample_cdf(cdf, 4, np.random.RandomState(0)).tolist()
+    [17, 15, 6, 8]
+    """
     vals, cums = cdf[:, 0], cdf[:, 1]
-    out = np.empty(n, dtype=np.int64)
-    for k in range(n):
-        u = rng.uniform(0.0, 1.0)
-        i = int(np.searchsorted(cums, u, side="left"))  # first cdf >= u
-        lo = 0.0 if i == 0 else vals[i - 1]
-        out[k] = int(rng.uniform(lo, vals[i])) if interpolation else int(vals[i])
-    return out
+    n = int(n)
+    if n <= 0:
+        return np.empty(0, dtype=np.int64)
+    per_point = 2 if interpolation else 1
+    r = rng.uniform(0.0, 1.0, size=n * per_point).reshape(n, per_point)
+    i = first_at_least(cums, r[:, 0])
+    if not interpolation:
+        return vals[i].astype(np.int64)
+    lo = np.where(i == 0, 0.0, vals[np.maximum(i - 1, 0)])
+    hi = vals[i]
+    # int() of the authors' code truncates toward zero, as astype does
+    return (lo + (hi - lo) * r[:, 1]).astype(np.int64)
 
 
 def authors_rng(seed: int) -> np.random.RandomState:
@@ -115,8 +169,11 @@ def _cdf_names(family: str) -> list[str]:
     from schedlab.data.manifest import entries
 
     prefix = f"{CDF_DIR}/cdf-{family}-"
-    return sorted(e.name[len(prefix):-len(".csv")] for e in entries()
-                  if e.name.startswith(prefix) and e.name.endswith(".csv"))
+    return sorted(
+        e.name[len(prefix) : -len(".csv")]
+        for e in entries()
+        if e.name.startswith(prefix) and e.name.endswith(".csv")
+    )
 
 
 def workload_names() -> list[str]:
@@ -148,14 +205,24 @@ def resolve_workload(workload: str) -> str:
     name = PAPER_WORKLOADS.get(workload, workload)
     missing = [f for f in REQUIRED_FAMILIES if cdf_path(f, name) is None]
     if missing:
-        raise ValueError(f"workload {workload!r}: no CDF {', '.join(f'cdf-{f}-{name}.csv' for f in missing)}"
-                         f" in the data manifest; known workloads: {', '.join(workload_names())}")
+        raise ValueError(
+            f"workload {workload!r}: no CDF {', '.join(f'cdf-{f}-{name}.csv' for f in missing)}"
+            f" in the data manifest; known workloads: {', '.join(workload_names())}"
+        )
     return name
 
 
-def generate(workload: str, num_apps: int, rng, *, load: float = 0.8, gpus: int = 64,
-             tables: SpeedupTables | None = None, draw_order: str = "per-app",
-             service_cdf: str | None = None) -> Workload:
+def generate(
+    workload: str,
+    num_apps: int,
+    rng,
+    *,
+    load: float = 0.8,
+    gpus: int = 64,
+    tables: SpeedupTables | None = None,
+    draw_order: str = "per-app",
+    service_cdf: str | None = None,
+) -> Workload:
     """A synthetic workload (``themis1``, ``gavel``, ``workload_<vc>``, ...), linear scaling.
 
     Parameters
@@ -174,8 +241,9 @@ def generate(workload: str, num_apps: int, rng, *, load: float = 0.8, gpus: int 
         its GPU demand, then its gap, the order of the authors' runs behind Fig. 8: with
         ``authors_rng(seed)`` this reproduces their ``workload3_gavel_load1.2_5seeds``
         workloads exactly (sizes, demands and submit times; tested job by job).
-        ``"vector"``: all gaps first, then the demands, as the public ``sim.py`` of 2024;
-        it reproduces their ``new_results/new/*_gavel_result.csv`` runs (with
+        ``"vector"``: all gaps first, then the demands, as the public ``sim.py`` of 2024
+        (every named workload of its ``-workload`` list equals its ``gen_workload`` job by
+        job, tested); it reproduces their ``new_results/new/*_gavel_result.csv`` runs (with
         ``service_cdf="gavel-contmultiple"``, seed 4567, load 1.2, 3000 apps).
         ``"per-trial"``: per app, each trial draws its GPU count and then an unused
         min-GPU count (the authors' ``generate_rect_jobs``), then the app's gap; with seed
@@ -211,20 +279,22 @@ def generate(workload: str, num_apps: int, rng, *, load: float = 0.8, gpus: int 
     svc_name = name if service_cdf is None else service_cdf
     svc_path = cdf_path("app-service-times", svc_name)
     if svc_path is None:
-        raise ValueError(f"service_cdf {svc_name!r}: no cdf-app-service-times-{svc_name}.csv; "
-                         f"known: {', '.join(service_cdf_names())}")
-    min_path = cdf_path("min-gpus-per-job", name) or cdf_path("min-gpus-per-job",
-                                                               MIN_GPUS_STANDIN)
+        raise ValueError(
+            f"service_cdf {svc_name!r}: no cdf-app-service-times-{svc_name}.csv; "
+            f"known: {', '.join(service_cdf_names())}"
+        )
+    min_path = cdf_path("min-gpus-per-job", name) or cdf_path("min-gpus-per-job", MIN_GPUS_STANDIN)
     svc = sample_cdf(load_cdf(svc_path), num_apps, rng)
     trials = sample_cdf(load_cdf(cdf_path("num-jobs-per-app", name)), num_apps, rng)
     pool = sample_cdf(load_cdf(cdf_path("max-gpus-per-job", name)), 100, rng)
     min_pool = sample_cdf(load_cdf(min_path), 100, rng)  # unused values, as by the authors
     iat_path = cdf_path("app-interarrival-times", svc_name)
+    iat_cdf = load_cdf(iat_path) if iat_path is not None else None  # read once, drawn per app
     mean_gap = float(np.mean(svc)) / (load * gpus)
 
     def draw_gaps(n):
-        if iat_path is not None:
-            return sample_cdf(load_cdf(iat_path), n, rng).astype(float)
+        if iat_cdf is not None:
+            return sample_cdf(iat_cdf, n, rng).astype(float)
         return rng.exponential(mean_gap, size=n)
 
     if draw_order == "vector":
@@ -247,9 +317,14 @@ def generate(workload: str, num_apps: int, rng, *, load: float = 0.8, gpus: int 
     submit = np.concatenate([[0.0], np.cumsum(sleeps)[:-1]])
     tables = tables if tables is not None else linear_tables(max(int(demand.max()), 1))
     label = name if service_cdf is None else f"{name}+{service_cdf}"
-    w = Workload(seconds_to_us(submit), service, demand,
-                 np.full(num_apps, tables.index("LinearModel"), dtype=np.int64), tables,
-                 f"{label}_{num_apps}")
+    w = Workload(
+        seconds_to_us(submit),
+        service,
+        demand,
+        np.full(num_apps, tables.index("LinearModel"), dtype=np.int64),
+        tables,
+        f"{label}_{num_apps}",
+    )
     return w
 
 
@@ -258,8 +333,7 @@ def toy_fig1() -> Workload:
     from schedlab import data
     from schedlab.pcs.workload import load_trace
 
-    return load_trace(data.require("pcs/testbed_traces/trace_toy.csv"),
-                      tables=linear_tables(64))
+    return load_trace(data.require("pcs/testbed_traces/trace_toy.csv"), tables=linear_tables(64))
 
 
 def testbed_trace() -> Workload:
@@ -275,6 +349,11 @@ def testbed_trace() -> Workload:
     df = pd.read_csv(data.require("pcs/testbed_traces/trace_themis1_scaled.csv"))
     df = df.sort_values("submit_time", kind="stable").reset_index(drop=True)
     t = linear_tables(max(64, int(df["num_jobs"].max())))
-    return Workload(seconds_to_us(df["submit_time"].to_numpy(float)),
-                    df["service"].to_numpy(float), df["num_jobs"].to_numpy(np.int64),
-                    np.zeros(len(df), dtype=np.int64), t, "testbed_themis1_scaled")
+    return Workload(
+        seconds_to_us(df["submit_time"].to_numpy(float)),
+        df["service"].to_numpy(float),
+        df["num_jobs"].to_numpy(np.int64),
+        np.zeros(len(df), dtype=np.int64),
+        t,
+        "testbed_themis1_scaled",
+    )

@@ -16,8 +16,19 @@ from typing import Callable
 
 import numpy as np
 
-from schedlab.pcs.world import (INF, NEVER_S, Allocator, SimulationError, World, advance,
-                                apply_allocation, finish, next_end, replay, snapshot)
+from schedlab.pcs.world import (
+    INF,
+    NEVER_S,
+    Allocator,
+    SimulationError,
+    World,
+    advance,
+    apply_allocation,
+    finish,
+    next_end,
+    replay,
+    snapshot,
+)
 from schedlab.pcs.workload import seconds_to_us
 
 
@@ -54,8 +65,11 @@ def next_end_heap(w: World, t_us: int) -> tuple[int, int]:
         e = np.full(int(run.sum()), INF, dtype=np.int64)
         e[ok] = t_us + seconds_to_us(x[ok])
         ends = dict(zip(idx[run].tolist(), e.tolist()))
-    heap = [_HeapEnd(t_us if rem[k] == 0 else ends[j], j)
-            for k, j in enumerate(idx.tolist()) if rem[k] == 0 or al[k] != 0]
+    heap = [
+        _HeapEnd(t_us if rem[k] == 0 else ends[j], j)
+        for k, j in enumerate(idx.tolist())
+        if rem[k] == 0 or al[k] != 0
+    ]
     if not heap:
         return INF, -1
     heapq.heapify(heap)

@@ -70,14 +70,19 @@ def summary(df: pd.DataFrame, fifo_zero_error: bool = False) -> dict:
     """
     j = jct(df)
     e = pred_error(df) if not fifo_zero_error else pd.Series([0.0])
-    return {"n_jobs": int(len(df)), "avg_jct": float(j.mean()),
-            "p99_jct": percentile(j, 99), "avg_pred_error": float(e.mean()) if len(e) else
-            float("nan"), "p99_pred_error": percentile(e, 99) if len(e) else float("nan"),
-            "avg_unfairness": float(unfairness(df).mean())}
+    return {
+        "n_jobs": int(len(df)),
+        "avg_jct": float(j.mean()),
+        "p99_jct": percentile(j, 99),
+        "avg_pred_error": float(e.mean()) if len(e) else float("nan"),
+        "p99_pred_error": percentile(e, 99) if len(e) else float("nan"),
+        "avg_unfairness": float(unfairness(df).mean()),
+    }
 
 
-def fig8_aggregate(runs: Mapping[str, Mapping[int, pd.DataFrame]],
-                   zero_error: tuple = ("FIFO",)) -> pd.DataFrame:
+def fig8_aggregate(
+    runs: Mapping[str, Mapping[int, pd.DataFrame]], zero_error: tuple = ("FIFO",)
+) -> pd.DataFrame:
     """The recipe behind Fig. 8 (README): per policy, p99 Pred_err
     (``method='lower'``) per seed averaged over seeds; normalised avg JCT = mean over seeds
     of each seed's avg JCT divided by the smallest avg JCT of any (policy, seed) run.
@@ -92,13 +97,16 @@ def fig8_aggregate(runs: Mapping[str, Mapping[int, pd.DataFrame]],
     for pol, seeds in runs.items():
         avg = [float(jct(df).mean()) for df in seeds.values()]
         best = min(best, min(avg))
-        p99 = [0.0 if pol in zero_error else percentile(pred_error(df), 99)
-               for df in seeds.values()]
-        avg_err = [0.0 if pol in zero_error else float(pred_error(df).mean())
-                   for df in seeds.values()]
-        rows.append({"policy": pol, "p99_pred_error": float(np.mean(p99)),
-                     "avg_pred_error": float(np.mean(avg_err)),
-                     "mean_avg_jct": float(np.mean(avg))})
+        p99 = [0.0 if pol in zero_error else percentile(pred_error(df), 99) for df in seeds.values()]
+        avg_err = [0.0 if pol in zero_error else float(pred_error(df).mean()) for df in seeds.values()]
+        rows.append(
+            {
+                "policy": pol,
+                "p99_pred_error": float(np.mean(p99)),
+                "avg_pred_error": float(np.mean(avg_err)),
+                "mean_avg_jct": float(np.mean(avg)),
+            }
+        )
     out = pd.DataFrame(rows)
     out["norm_avg_jct"] = out["mean_avg_jct"] / best
     return out
@@ -115,9 +123,14 @@ def fig7_aggregate(runs: Mapping[str, pd.DataFrame], method: str = "linear") -> 
     rows = []
     for pol, df in runs.items():
         e = pred_error(df)
-        rows.append({"policy": pol, "avg_jct": float(jct(df).mean()),
-                     "avg_pred_error": float(e.mean()),
-                     "p99_pred_error": percentile(e, 99, method=method)})
+        rows.append(
+            {
+                "policy": pol,
+                "avg_jct": float(jct(df).mean()),
+                "avg_pred_error": float(e.mean()),
+                "p99_pred_error": percentile(e, 99, method=method),
+            }
+        )
     out = pd.DataFrame(rows)
     out["norm_avg_jct"] = out["avg_jct"] / out["avg_jct"].min()
     return out

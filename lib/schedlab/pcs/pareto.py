@@ -59,9 +59,17 @@ class PreferenceError(ValueError):
 
 #: metric name -> per-job series of a simulation output frame
 METRICS: dict[str, Callable[[pd.DataFrame], pd.Series]] = {
-    "jct": metrics.jct, "pred_err": metrics.pred_error, "unfairness": metrics.unfairness}
-_ALIASES = {"pred_error": "pred_err", "prederr": "pred_err", "performance": "jct",
-            "predictability": "pred_err", "fairness": "unfairness"}
+    "jct": metrics.jct,
+    "pred_err": metrics.pred_error,
+    "unfairness": metrics.unfairness,
+}
+_ALIASES = {
+    "pred_error": "pred_err",
+    "prederr": "pred_err",
+    "performance": "jct",
+    "predictability": "pred_err",
+    "fairness": "unfairness",
+}
 
 
 @dataclass(frozen=True)
@@ -78,13 +86,13 @@ class Objective:
     def __post_init__(self) -> None:
         where = f"objective '{self.metric}:{self.measure}'"
         if self.metric not in METRICS:
-            raise PreferenceError(f"{where}: unknown metric {self.metric!r}; known: "
-                                  f"{', '.join(METRICS)}")
+            raise PreferenceError(f"{where}: unknown metric {self.metric!r}; known: {', '.join(METRICS)}")
         if self.measure != "avg":
             m = re.fullmatch(r"p(\d+(?:\.\d+)?)", self.measure)
             if m is None:
-                raise PreferenceError(f"{where}: measure must be 'avg' or a percentile "
-                                      f"'pQ' (e.g. 'p99'), got {self.measure!r}")
+                raise PreferenceError(
+                    f"{where}: measure must be 'avg' or a percentile 'pQ' (e.g. 'p99'), got {self.measure!r}"
+                )
             q = float(m.group(1))
             if not 0 < q <= 100:
                 raise PreferenceError(f"{where}: percentile {q:g} outside (0, 100]")
@@ -219,8 +227,7 @@ class RawSpace:
     @property
     def names(self) -> tuple:
         k = self.max_classes
-        return tuple([f"u{i}" for i in range(1, k)] + [f"w{i}" for i in range(k)] +
-                     ["zeta_min", "delta"])
+        return tuple([f"u{i}" for i in range(1, k)] + [f"w{i}" for i in range(k)] + ["zeta_min", "delta"])
 
     @property
     def xl(self) -> np.ndarray:
@@ -235,15 +242,14 @@ class RawSpace:
     def decode(self, x: Sequence[float]) -> WFQConfig:
         k = self.max_classes
         x = np.asarray(x, dtype=float)
-        q = np.quantile(np.asarray(self.sizes), np.sort(x[:k - 1]))
+        q = np.quantile(np.asarray(self.sizes), np.sort(x[: k - 1]))
         # a threshold at/above the largest size would leave an empty last class
         thr = sorted({float(int(v)) for v in q if int(v) < max(self.sizes) and int(v) > 0})
         n = len(thr) + 1
-        w = x[k - 1:k - 1 + n]
+        w = x[k - 1 : k - 1 + n]
         ints = [max(1, int(round(v * 1000))) for v in w / w.sum()]
         rates = tuple(Fraction(i, sum(ints)) for i in ints)
-        return WFQConfig(tuple(thr) + (math.inf,), rates, float(x[-2]), float(x[-1]),
-                         "raw")
+        return WFQConfig(tuple(thr) + (math.inf,), rates, float(x[-2]), float(x[-1]), "raw")
 
 
 SPACES = {"heuristic": HeuristicSpace, "raw": RawSpace}
@@ -252,8 +258,9 @@ SPACES = {"heuristic": HeuristicSpace, "raw": RawSpace}
 # ----------------------------------------------------------------------------- evaluation
 
 
-def evaluate_config(config: WFQConfig, workload: Workload, objectives: Sequence[Objective],
-                    gpus: int = 64) -> np.ndarray:
+def evaluate_config(
+    config: WFQConfig, workload: Workload, objectives: Sequence[Objective], gpus: int = 64
+) -> np.ndarray:
     """Objective values of one configuration: a full simulation with predictions.
 
     Runs on the compiled engine for any number of classes (bit-identical to the reference
@@ -279,8 +286,7 @@ def _evaluate_x(x: np.ndarray, space, workload: Workload, objectives, gpus: int)
         return np.full(len(objectives), np.inf)
 
 
-def _evaluate_x_timed(x: np.ndarray, space, workload: Workload, objectives,
-                      gpus: int) -> np.ndarray:
+def _evaluate_x_timed(x: np.ndarray, space, workload: Workload, objectives, gpus: int) -> np.ndarray:
     """:func:`_evaluate_x` followed by the CPU seconds it took in the worker process."""
     import time
 
@@ -425,9 +431,14 @@ def scale_arrivals(workload: Workload, factor: float, name: str | None = None) -
     if not factor > 0:
         raise ValueError(f"scale_arrivals: factor must be > 0, got {factor}")
     sub = seconds_to_us(workload.submit_us / 1e6 * float(factor))
-    return Workload(np.asarray(sub, dtype=np.int64), workload.service, workload.demand,
-                    workload.model, workload.tables,
-                    name or f"{workload.name}_x{factor:g}")
+    return Workload(
+        np.asarray(sub, dtype=np.int64),
+        workload.service,
+        workload.demand,
+        workload.model,
+        workload.tables,
+        name or f"{workload.name}_x{factor:g}",
+    )
 
 
 def _algorithm(n_var: int, seed: int):
@@ -442,11 +453,17 @@ def _algorithm(n_var: int, seed: int):
     # Every operator is a fresh instance: pymoo's SPEA2 defaults are shared default-argument
     # objects, and SPEA2Survival keeps normalisation state, so a second search in the same
     # process would otherwise depend on the first.
-    return SPEA2(pop_size=POPULATION, n_offsprings=OFFSPRING, sampling=FloatRandomSampling(),
-                 selection=TournamentSelection(spea_binary_tournament),
-                 survival=SPEA2Survival(normalize=True), output=MultiObjectiveOutput(),
-                 crossover=SBX(prob=1.0, eta=20),
-                 mutation=PM(prob=1.0, prob_var=1.0 / n_var, eta=20), seed=seed)
+    return SPEA2(
+        pop_size=POPULATION,
+        n_offsprings=OFFSPRING,
+        sampling=FloatRandomSampling(),
+        selection=TournamentSelection(spea_binary_tournament),
+        survival=SPEA2Survival(normalize=True),
+        output=MultiObjectiveOutput(),
+        crossover=SBX(prob=1.0, eta=20),
+        mutation=PM(prob=1.0, prob_var=1.0 / n_var, eta=20),
+        seed=seed,
+    )
 
 
 class _Interrupted(Exception):
@@ -472,24 +489,30 @@ def evaluations_for_budget(budget: int) -> int:
 
 def _search_key(workload: Workload, objs: Sequence[Objective], space: str, gpus: int) -> tuple:
     # the budget is not part of the key: a search resumes with a larger one
-    return (workload.name, len(workload), float(np.sum(workload.service)),
-            tuple(o.label for o in objs), space, gpus)
+    return (
+        workload.name,
+        len(workload),
+        float(np.sum(workload.service)),
+        tuple(o.label for o in objs),
+        space,
+        gpus,
+    )
 
 
-def search_identity(workload: Workload, objectives, *, space: str = "heuristic",
-                    gpus: int = 64, seed: int | Sequence[int] = 0) -> tuple:
+def search_identity(
+    workload: Workload, objectives, *, space: str = "heuristic", gpus: int = 64, seed: int | Sequence[int] = 0
+) -> tuple:
     """The :attr:`ParetoFront.identity` of ``pareto_search(..., rng=default_rng(seed))``.
 
     SPEA2's generations do not depend on the budget, so a search with this identity and a
     larger budget ran, as its first :func:`evaluations_for_budget` evaluations, exactly the
     ones a search with a smaller budget would run (Fig. 9c reuses Fig. 9b's longest search).
     """
-    draw = int(np.random.default_rng(seed).integers(2 ** 31 - 1))  # as pareto_search draws it
+    draw = int(np.random.default_rng(seed).integers(2**31 - 1))  # as pareto_search draws it
     return _search_key(workload, parse_objectives(objectives), space, gpus), draw
 
 
-def reuse_evaluations(fronts: Iterable[ParetoFront], identity: tuple,
-                      budget: int) -> pd.DataFrame | None:
+def reuse_evaluations(fronts: Iterable[ParetoFront], identity: tuple, budget: int) -> pd.DataFrame | None:
     """The evaluations a fresh search of ``identity`` with ``budget`` would run, taken from
     the first of ``fronts`` with that identity and at least as many evaluations; ``None``
     if there is none."""
@@ -500,12 +523,19 @@ def reuse_evaluations(fronts: Iterable[ParetoFront], identity: tuple,
     return None
 
 
-def pareto_search(workload: Workload, objectives, *, budget: int = 370,
-                  space: str = "heuristic", gpus: int = 64,
-                  rng: np.random.Generator | None = None,
-                  executor: parallel.Executor | int | str | None = None,
-                  checkpoint_dir: str | Path | None = None, progress: bool | str = True,
-                  on_generation: Callable[[int, int], None] | None = None) -> ParetoFront:
+def pareto_search(
+    workload: Workload,
+    objectives,
+    *,
+    budget: int = 370,
+    space: str = "heuristic",
+    gpus: int = 64,
+    rng: np.random.Generator | None = None,
+    executor: parallel.Executor | int | str | None = None,
+    checkpoint_dir: str | Path | None = None,
+    progress: bool | str = True,
+    on_generation: Callable[[int, int], None] | None = None,
+) -> ParetoFront:
     """``GetParetoFront``: SPEA2 search for Pareto-optimal WFQ configurations.
 
     Parameters
@@ -569,29 +599,36 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
         before_last = state.get("before_last", 0)
         if before_last >= budget:
             # a fresh search with this budget would have stopped generations earlier
-            raise ValueError(f"{ckpt}: the checkpoint already ran {len(X_all)} evaluations "
-                             f"({gen} generations, the last starting after {before_last}); a "
-                             f"budget of {budget} would have stopped earlier: give a budget > "
-                             f"{before_last}, or a new checkpoint directory")
+            raise ValueError(
+                f"{ckpt}: the checkpoint already ran {len(X_all)} evaluations "
+                f"({gen} generations, the last starting after {before_last}); a "
+                f"budget of {budget} would have stopped earlier: give a budget > "
+                f"{before_last}, or a new checkpoint directory"
+            )
     else:
         if rng is None:
             raise ValueError("rng (numpy.random.Generator) is required for a new search")
-        problem = Problem(n_var=len(sp.xl), n_obj=len(objs), n_ieq_constr=1, xl=sp.xl,
-                          xu=sp.xu)
-        algo = _algorithm(len(sp.xl), int(rng.integers(2 ** 31 - 1)))
+        problem = Problem(n_var=len(sp.xl), n_obj=len(objs), n_ieq_constr=1, xl=sp.xl, xu=sp.xu)
+        algo = _algorithm(len(sp.xl), int(rng.integers(2**31 - 1)))
         algo.setup(problem, verbose=False)
         X_all, F_all, cpu_all, gen = [], [], [], 0
         before_last = 0
     ex, own_executor = parallel.resolve(executor)
-    bar = progress_bar(total=budget, initial=len(X_all), desc=progress if isinstance(progress, str) else "pareto",
-                       unit="evaluation", disable=not progress)
+    bar = progress_bar(
+        total=budget,
+        initial=len(X_all),
+        desc=progress if isinstance(progress, str) else "pareto",
+        unit="evaluation",
+        disable=not progress,
+    )
     try:
         # our own budget check: with ask/tell pymoo's evaluator does not count evaluations
         while len(X_all) < budget:
             pop = algo.ask()
             X = pop.get("X")
-            FC = np.asarray(ex.map(_evaluate_x_timed, list(X), sp, workload, objs, gpus,
-                                   progress=False), dtype=float)
+            FC = np.asarray(
+                ex.map(_evaluate_x_timed, list(X), sp, workload, objs, gpus, progress=False), dtype=float
+            )
             F, cpu = FC[:, :-1], FC[:, -1]
             bad = ~np.all(np.isfinite(F), axis=1)
             # infeasible points: constraint violated; finite F so SPEA2's arithmetic is sane
@@ -608,9 +645,19 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
 
                 ckpt.parent.mkdir(parents=True, exist_ok=True)
                 with atomic_path(ckpt) as tmp:
-                    Path(tmp).write_bytes(pickle.dumps(
-                        {"key": key, "algo": algo, "X": X_all, "F": F_all, "gen": gen,
-                         "cpu": cpu_all, "before_last": before_last}))
+                    Path(tmp).write_bytes(
+                        pickle.dumps(
+                            {
+                                "key": key,
+                                "algo": algo,
+                                "X": X_all,
+                                "F": F_all,
+                                "gen": gen,
+                                "cpu": cpu_all,
+                                "before_last": before_last,
+                            }
+                        )
+                    )
             if bar.total is not None and bar.n + len(X) > bar.total:
                 bar.total = bar.n + len(X)  # the last generation runs past the budget (up to 104)
             bar.update(len(X))
@@ -637,27 +684,47 @@ def pareto_search(workload: Workload, objectives, *, budget: int = 370,
         configs.append(c)
         row = dict(zip(sp.names, map(float, x)))
         row.update({o.label: float(v) for o, v in zip(objs, f)})
-        row.update({"num_classes": c.num_classes,
-                    "class_thresholds": ";".join("inf" if math.isinf(t) else str(t)
-                                                 for t in c.thresholds),
-                    "class_rates": ";".join(str(Fraction(r)) for r in c.rates),
-                    "zeta_min": c.zeta_min, "delta": c.delta})
+        row.update(
+            {
+                "num_classes": c.num_classes,
+                "class_thresholds": ";".join("inf" if math.isinf(t) else str(t) for t in c.thresholds),
+                "class_rates": ";".join(str(Fraction(r)) for r in c.rates),
+                "zeta_min": c.zeta_min,
+                "delta": c.delta,
+            }
+        )
         rows.append(row)
     ev = pd.DataFrame(X_all, columns=list(sp.names))
     for j, o in enumerate(objs):
         ev[o.label] = [f[j] for f in F_all]
-    return ParetoFront(pd.DataFrame(rows), configs, objs, len(X_all), ev,
-                       np.asarray(cpu_all, dtype=float), (key, int(algo.seed)))
+    return ParetoFront(
+        pd.DataFrame(rows),
+        configs,
+        objs,
+        len(X_all),
+        ev,
+        np.asarray(cpu_all, dtype=float),
+        (key, int(algo.seed)),
+    )
 
 
 # ----------------------------------------------------------------------------- picking
 
 #: preference names -> the metric whose objective is minimised ("bal": see :func:`pick`)
-PREFERENCES = {"jct": "jct", "pcs-jct": "jct", "performance": "jct",
-               "pred": "pred_err", "pred_err": "pred_err", "pcs-pred": "pred_err",
-               "predictability": "pred_err",
-               "unfairness": "unfairness", "fairness": "unfairness",
-               "bal": "bal", "balanced": "bal", "pcs-bal": "bal"}
+PREFERENCES = {
+    "jct": "jct",
+    "pcs-jct": "jct",
+    "performance": "jct",
+    "pred": "pred_err",
+    "pred_err": "pred_err",
+    "pcs-pred": "pred_err",
+    "predictability": "pred_err",
+    "unfairness": "unfairness",
+    "fairness": "unfairness",
+    "bal": "bal",
+    "balanced": "bal",
+    "pcs-bal": "bal",
+}
 _LABEL = re.compile(r"^(jct|pred_err|unfairness)_(avg|p\d+(?:\.\d+)?)$")
 
 
@@ -716,8 +783,10 @@ def pick(front: "ParetoFront | pd.DataFrame", preference: str) -> int:
     table = front.table if isinstance(front, ParetoFront) else front
     cols = objective_columns(table)
     if len(cols) < 2:
-        raise PreferenceError(f"a front needs at least two objective columns (jct_avg, "
-                              f"pred_err_p99, ...), got {list(table.columns)}")
+        raise PreferenceError(
+            f"a front needs at least two objective columns (jct_avg, "
+            f"pred_err_p99, ...), got {list(table.columns)}"
+        )
     if len(table) == 0:
         raise PreferenceError("cannot pick from an empty front")
     F = table[cols].to_numpy(dtype=float)
@@ -727,17 +796,21 @@ def pick(front: "ParetoFront | pd.DataFrame", preference: str) -> int:
     elif PREFERENCES.get(key) == "bal":
         lo, span = F.min(axis=0), F.max(axis=0) - F.min(axis=0)
         scaled = (F - lo) / np.where(span > 0, span, 1.0)
-        return int(np.argmin(np.sqrt((scaled ** 2).sum(axis=1))))
+        return int(np.argmin(np.sqrt((scaled**2).sum(axis=1))))
     elif key in PREFERENCES:
         metric = PREFERENCES[key]
         hits = [i for i, c in enumerate(cols) if c.startswith(metric + "_")]
         if not hits:
-            raise PreferenceError(f"preference {preference!r}: the front has no {metric} "
-                                  f"objective (objectives: {', '.join(cols)})")
+            raise PreferenceError(
+                f"preference {preference!r}: the front has no {metric} "
+                f"objective (objectives: {', '.join(cols)})"
+            )
         first = hits[0]
     else:
-        raise PreferenceError(f"unknown preference {preference!r}; use PCS-JCT (jct), PCS-bal "
-                              f"(bal), PCS-pred (pred), unfairness or one of {', '.join(cols)}")
+        raise PreferenceError(
+            f"unknown preference {preference!r}; use PCS-JCT (jct), PCS-bal "
+            f"(bal), PCS-pred (pred), unfairness or one of {', '.join(cols)}"
+        )
     others = [F[:, j] for j in range(F.shape[1]) if j != first]
     # np.lexsort sorts by the last key first; a stable sort keeps the first row on full ties
     order = np.lexsort(others[::-1] + [F[:, first]])

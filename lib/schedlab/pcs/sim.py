@@ -20,10 +20,12 @@ Semantics follow the PCS authors' simulator (``GenericScheduler.run``), read for
   copied (compact arrays, sizes replaced by their *estimates*, no future arrivals) and
   replayed with the same policy until the new job finishes; its replayed start and end are
   the prediction (the authors replay the whole snapshot; the new job's times do not depend on
-  what happens after it ends, so stopping there gives identical numbers). Themis replays
-  follow :class:`~schedlab.pcs.policies.Themis` (``replay_size``, ``replay_leases``): by
-  default the true size stays in ``t_ideal`` and only completions re-divide, as in the
-  authors' runs behind Fig. 8 (per-job exact).
+  what happens after it ends, so stopping there gives identical numbers). Themis and LAS
+  replays follow the policy's ``replay_size`` (estimated remaining, true, or attained +
+  estimated remaining size), Themis's also ``replay_leases`` and ``replay_pending_tick``
+  (lease ticks inside the replay; whether the main loop's pending tick carries over): each
+  variant reproduces one version of the authors' code, see
+  :class:`~schedlab.pcs.policies.Themis`.
 * Job-size error (``p_error``): at arrival a job draws ``e ~ U(1-p, 1+p)`` once (the authors
   use Python's unseeded ``random``; here an explicit :class:`numpy.random.Generator`); the
   scheduler sees ``max(remaining*e, 0.01)``. As in the authors' code the error is only
@@ -52,23 +54,74 @@ from schedlab.pcs.generators import authors_rng, generate
 from schedlab.pcs.hooks import Hooks
 from schedlab.pcs.policies import NoKernelError, Policy, RandomisedAFS
 from schedlab.pcs.workload import Workload
+
 # the reference engine's state and steps, importable from here as before (public API of
 # ``hooks``: a user's Hooks are built from them)
-from schedlab.pcs.world import (ACTIVE, ARRIVAL, COMPLETION, END, INF, NEVER_S, PREEMPTED,
-                                QUEUED, SUBMITTED, TICK, SimulationError, World, advance,
-                                apply_allocation, finish, next_end, replay, snapshot)
+from schedlab.pcs.world import (
+    ACTIVE,
+    ARRIVAL,
+    COMPLETION,
+    END,
+    INF,
+    NEVER_S,
+    PREEMPTED,
+    QUEUED,
+    SUBMITTED,
+    TICK,
+    SimulationError,
+    World,
+    advance,
+    apply_allocation,
+    finish,
+    next_end,
+    replay,
+    snapshot,
+)
 
 if TYPE_CHECKING:  # annotations only: numba is imported when a compiled run starts
     from schedlab.pcs._engine import EngineArgs
 
-__all__ = ["ACTIVE", "ARRIVAL", "COMPLETION", "END", "EventCounts", "Hooks", "INF", "NEVER_S",
-           "OUTPUT_COLUMNS", "PREEMPTED", "QUEUED", "SUBMITTED", "SimulationError", "TICK",
-           "World", "advance", "apply_allocation", "choose_engine", "fig8_afs_run", "finish",
-           "next_end", "prediction_mask", "replay", "simulate", "simulate_counted",
-           "simulate_randomised_afs", "snapshot"]
+__all__ = [
+    "ACTIVE",
+    "ARRIVAL",
+    "COMPLETION",
+    "END",
+    "EventCounts",
+    "Hooks",
+    "INF",
+    "NEVER_S",
+    "OUTPUT_COLUMNS",
+    "PREEMPTED",
+    "QUEUED",
+    "SUBMITTED",
+    "SimulationError",
+    "TICK",
+    "World",
+    "advance",
+    "apply_allocation",
+    "choose_engine",
+    "fig8_afs_run",
+    "finish",
+    "next_end",
+    "prediction_mask",
+    "replay",
+    "simulate",
+    "simulate_counted",
+    "simulate_randomised_afs",
+    "snapshot",
+]
 
-OUTPUT_COLUMNS = ["app_id", "submit_time", "start_time", "end_time", "estimated_start_time",
-                  "estimated_end_time", "fair_act", "service", "num_apps_seen_diff"]
+OUTPUT_COLUMNS = [
+    "app_id",
+    "submit_time",
+    "start_time",
+    "end_time",
+    "estimated_start_time",
+    "estimated_end_time",
+    "fair_act",
+    "service",
+    "num_apps_seen_diff",
+]
 
 
 class EventCounts(NamedTuple):
@@ -100,15 +153,18 @@ def choose_engine(policy: Policy, notify: Callable[[str], None] | None = None) -
     'fast'
     """
     if not isinstance(policy, Policy):
-        raise TypeError(f"{policy!r} is not a schedlab.pcs.policies.Policy (subclass it and "
-                        "implement allocate(world))")
+        raise TypeError(
+            f"{policy!r} is not a schedlab.pcs.policies.Policy (subclass it and implement allocate(world))"
+        )
     if _randomised_afs_loop(policy):
         return "fast"
     try:
         policy.kernel()
     except NoKernelError:
-        (notify or log.warning)(f"policy {policy.name!r} ({type(policy).__name__}) has no compiled "
-                                "kernel: running on the reference engine")
+        (notify or log.warning)(
+            f"policy {policy.name!r} ({type(policy).__name__}) has no compiled "
+            "kernel: running on the reference engine"
+        )
         return "reference"
     return "fast"
 
@@ -117,12 +173,16 @@ def _randomised_afs_loop(policy: Policy) -> bool:
     """Whether ``policy`` runs on the compiled loop of :mod:`schedlab.pcs._engine_rafs`: a
     :class:`~schedlab.pcs.policies.RandomisedAFS` drawing from a legacy ``RandomState`` on
     MT19937 (the stream that loop emulates word for word)."""
-    return (isinstance(policy, RandomisedAFS) and isinstance(policy.rng, np.random.RandomState)
-            and policy.rng.get_state(legacy=False)["bit_generator"] == "MT19937")
+    return (
+        isinstance(policy, RandomisedAFS)
+        and isinstance(policy.rng, np.random.RandomState)
+        and policy.rng.get_state(legacy=False)["bit_generator"] == "MT19937"
+    )
 
 
-def prediction_mask(n: int, predict: bool, predict_sample: int | None,
-                    rng: np.random.Generator | None) -> np.ndarray:
+def prediction_mask(
+    n: int, predict: bool, predict_sample: int | None, rng: np.random.Generator | None
+) -> np.ndarray:
     """Which of ``n`` arrivals the predictor runs for (uint8 flags, arrival order).
 
     >>> prediction_mask(4, True, None, None).tolist()
@@ -135,8 +195,9 @@ def prediction_mask(n: int, predict: bool, predict_sample: int | None,
     if not predict:
         raise ValueError("predict_sample only applies with predict=True")
     if int(predict_sample) < 1:
-        raise ValueError(f"predict_sample = {predict_sample}: expected a positive number of "
-                         "arrivals to predict")
+        raise ValueError(
+            f"predict_sample = {predict_sample}: expected a positive number of arrivals to predict"
+        )
     if rng is None:
         raise ValueError("predict_sample needs an explicit numpy.random.Generator (rng)")
     p = min(int(predict_sample) / n, 1.0)
@@ -145,9 +206,14 @@ def prediction_mask(n: int, predict: bool, predict_sample: int | None,
     return (rng.random(n) < p).astype(np.uint8)
 
 
-def _checked_inputs(workload: Workload, gpus: int, predict: bool, p_error: float | None,
-                    rng: np.random.Generator | None,
-                    predict_sample: int | None) -> tuple[np.ndarray, np.ndarray | None]:
+def _checked_inputs(
+    workload: Workload,
+    gpus: int,
+    predict: bool,
+    p_error: float | None,
+    rng: np.random.Generator | None,
+    predict_sample: int | None,
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Validate :func:`simulate`'s arguments (non-empty ``workload``); return the prediction
     mask and the per-job size-error factors (``None``: no error), drawn from ``rng``."""
     n = len(workload)
@@ -156,8 +222,7 @@ def _checked_inputs(workload: Workload, gpus: int, predict: bool, p_error: float
     if int(gpus) < 1:
         raise SimulationError(f"gpus = {gpus}: the cluster needs at least 1 GPU")
     if p_error is not None and not (np.isfinite(p_error) and 0 <= p_error < 100):
-        raise ValueError(f"p_error = {p_error}: expected a job-size error in percent, "
-                         "0 <= p_error < 100")
+        raise ValueError(f"p_error = {p_error}: expected a job-size error in percent, 0 <= p_error < 100")
     if p_error and not predict:
         # the authors apply the size error only inside their predictor set-up; refusing
         # here avoids a silently error-free run
@@ -171,10 +236,19 @@ def _checked_inputs(workload: Workload, gpus: int, predict: bool, p_error: float
     return prediction_mask(n, predict, predict_sample, rng), err
 
 
-def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: bool = False,
-             p_error: float | None = None, rng: np.random.Generator | None = None,
-             predict_sample: int | None = None, progress: bool = False,
-             engine: str = "auto", hooks: Hooks | None = None) -> pd.DataFrame:
+def simulate(
+    workload: Workload,
+    policy: Policy,
+    gpus: int = 64,
+    *,
+    predict: bool = False,
+    p_error: float | None = None,
+    rng: np.random.Generator | None = None,
+    predict_sample: int | None = None,
+    progress: bool = False,
+    engine: str = "auto",
+    hooks: Hooks | None = None,
+) -> pd.DataFrame:
     """Run ``workload`` under ``policy`` on ``gpus`` GPUs; one output row per job.
 
     Parameters
@@ -225,8 +299,7 @@ def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: boo
     if engine not in ("auto", "fast", "reference"):
         raise ValueError(f"unknown engine {engine!r}; use 'auto', 'fast' or 'reference'")
     if engine != "reference" and hooks is not None:
-        raise ValueError("hooks replace steps of the reference engine: pass "
-                         "engine='reference'")
+        raise ValueError("hooks replace steps of the reference engine: pass engine='reference'")
     if engine == "auto":
         engine = choose_engine(policy)
     if engine == "fast":
@@ -234,10 +307,16 @@ def simulate(workload: Workload, policy: Policy, gpus: int = 64, *, predict: boo
     return _simulate_reference(workload, policy, gpus, mask, err, hooks, progress)
 
 
-def simulate_counted(workload: Workload, policy: Policy, gpus: int = 64, *,
-                     predict: bool = False, p_error: float | None = None,
-                     rng: np.random.Generator | None = None,
-                     predict_sample: int | None = None) -> tuple[pd.DataFrame, EventCounts]:
+def simulate_counted(
+    workload: Workload,
+    policy: Policy,
+    gpus: int = 64,
+    *,
+    predict: bool = False,
+    p_error: float | None = None,
+    rng: np.random.Generator | None = None,
+    predict_sample: int | None = None,
+) -> tuple[pd.DataFrame, EventCounts]:
     """:func:`simulate` on the compiled engine, with the events it processed.
 
     Parameters
@@ -267,17 +346,24 @@ def simulate_counted(workload: Workload, policy: Policy, gpus: int = 64, *,
     return _simulate_compiled(workload, policy, gpus, mask, err)
 
 
-def _simulate_compiled(workload: Workload, policy: Policy, gpus: int, mask: np.ndarray,
-                       err: np.ndarray | None) -> tuple[pd.DataFrame, EventCounts]:
+def _simulate_compiled(
+    workload: Workload, policy: Policy, gpus: int, mask: np.ndarray, err: np.ndarray | None
+) -> tuple[pd.DataFrame, EventCounts]:
     """The compiled engine that runs ``policy``: the randomised-AFS loop or the general one."""
     if _randomised_afs_loop(policy):
         return _simulate_randomised_afs(workload, policy, gpus, mask, err)
     return _simulate_fast(workload, policy, gpus, mask, err)
 
 
-def _simulate_reference(workload: Workload, policy: Policy, gpus: int, mask: np.ndarray,
-                        err: np.ndarray | None, hooks: Hooks | None,
-                        progress: bool) -> pd.DataFrame:
+def _simulate_reference(
+    workload: Workload,
+    policy: Policy,
+    gpus: int,
+    mask: np.ndarray,
+    err: np.ndarray | None,
+    hooks: Hooks | None,
+    progress: bool,
+) -> pd.DataFrame:
     """The reference engine's event loop (:func:`simulate` after its checks)."""
     if hooks is None:
         hooks = policy.reference_hooks() if isinstance(policy, Policy) else None
@@ -285,12 +371,22 @@ def _simulate_reference(workload: Workload, policy: Policy, gpus: int, mask: np.
     n = len(workload)
     service = workload.service.astype(float)
     w = World(
-        gpus=int(gpus), app_id=np.arange(n), submit_us=workload.submit_us.copy(),
-        service=service.copy(), rem=service.copy(), est_rem=service.copy(),
-        est_service=service.copy(), demand=workload.demand.astype(np.int64).copy(),
-        alloc=np.zeros(n), status=np.zeros(n, dtype=np.int8),
-        start_us=np.full(n, INF, dtype=np.int64), end_us=np.full(n, INF, dtype=np.int64),
-        cls=np.zeros(n, dtype=np.int64), rows=workload.rows(), active=[])
+        gpus=int(gpus),
+        app_id=np.arange(n),
+        submit_us=workload.submit_us.copy(),
+        service=service.copy(),
+        rem=service.copy(),
+        est_rem=service.copy(),
+        est_service=service.copy(),
+        demand=workload.demand.astype(np.int64).copy(),
+        alloc=np.zeros(n),
+        status=np.zeros(n, dtype=np.int8),
+        start_us=np.full(n, INF, dtype=np.int64),
+        end_us=np.full(n, INF, dtype=np.int64),
+        cls=np.zeros(n, dtype=np.int64),
+        rows=workload.rows(),
+        active=[],
+    )
     w.init_demand = w.demand.copy()
     w.seen_sum = np.zeros(n, dtype=np.int64)
     w.seen_cnt = np.zeros(n, dtype=np.int64)
@@ -339,36 +435,59 @@ def _simulate_reference(workload: Workload, policy: Policy, gpus: int, mask: np.
         if j >= 0 and t_end != INF:
             heapq.heappush(heap, (t_end, COMPLETION, version, j))
         elif w.active and not heap:
-            raise SimulationError(f"{len(w.active)} active jobs can never finish "
-                                  "(cluster too small?)")
+            raise SimulationError(f"{len(w.active)} active jobs can never finish (cluster too small?)")
         if kind == ARRIVAL and mask[i]:
             est_start[i], est_end[i] = predictor(w, t_us, i, policy)
     if bar is not None:
         bar.close()
     if done != n:
         raise SimulationError(f"only {done} of {n} jobs finished")
-    return _output(workload, gpus, w.submit_us, w.start_us, w.end_us, est_start, est_end,
-                   w.seen_sum, w.seen_cnt, w.init_demand)
+    return _output(
+        workload,
+        gpus,
+        w.submit_us,
+        w.start_us,
+        w.end_us,
+        est_start,
+        est_end,
+        w.seen_sum,
+        w.seen_cnt,
+        w.init_demand,
+    )
 
 
-def _output(workload, gpus, submit_us, start_us, end_us, est_start, est_end, seen_sum,
-            seen_cnt, init_demand) -> pd.DataFrame:
+def _output(
+    workload, gpus, submit_us, start_us, end_us, est_start, est_end, seen_sum, seen_cnt, init_demand
+) -> pd.DataFrame:
     n = len(workload)
     diff = seen_sum / seen_cnt
     # the authors' fair finish time: size / min(G / mean contention, initial demand)
     fair_act = workload.service / np.minimum(gpus / diff, init_demand)
     to_s = lambda a: np.where(a == -1, -1.0, a / 1e6)  # noqa: E731
-    return pd.DataFrame({
-        "app_id": np.arange(n), "submit_time": submit_us / 1e6,
-        "start_time": start_us / 1e6, "end_time": end_us / 1e6,
-        "estimated_start_time": to_s(est_start), "estimated_end_time": to_s(est_end),
-        "fair_act": fair_act, "service": workload.service, "num_apps_seen_diff": diff})
+    return pd.DataFrame(
+        {
+            "app_id": np.arange(n),
+            "submit_time": submit_us / 1e6,
+            "start_time": start_us / 1e6,
+            "end_time": end_us / 1e6,
+            "estimated_start_time": to_s(est_start),
+            "estimated_end_time": to_s(est_end),
+            "fair_act": fair_act,
+            "service": workload.service,
+            "num_apps_seen_diff": diff,
+        }
+    )
 
 
-def _simulate_fast(workload: Workload, policy: Policy, gpus: int, mask: np.ndarray,
-                   err: np.ndarray | None, fifo_window: bool = True,
-                   runner: Callable[[EngineArgs], int] | None = None
-                   ) -> tuple[pd.DataFrame, EventCounts]:
+def _simulate_fast(
+    workload: Workload,
+    policy: Policy,
+    gpus: int,
+    mask: np.ndarray,
+    err: np.ndarray | None,
+    fifo_window: bool = True,
+    runner: Callable[[EngineArgs], int] | None = None,
+) -> tuple[pd.DataFrame, EventCounts]:
     """The general compiled engine's run: outputs and event counts. ``runner``: what runs
     the bundle (default :func:`schedlab.pcs._engine.run`; ``benchmarks/bench_pcs_replay.py``
     passes an older commit's loop to time both side by side)."""
@@ -377,23 +496,41 @@ def _simulate_fast(workload: Workload, policy: Policy, gpus: int, mask: np.ndarr
     from schedlab.pcs._engine_core import ENDT, ERRORS, OK, SEENC, SEENS, START, SUB
 
     if not isinstance(policy, Policy):
-        raise TypeError(f"{policy!r} is not a schedlab.pcs.policies.Policy: the compiled "
-                        "engine runs policies through Policy.kernel(); use engine='reference'")
+        raise TypeError(
+            f"{policy!r} is not a schedlab.pcs.policies.Policy: the compiled "
+            "engine runs policies through Policy.kernel(); use engine='reference'"
+        )
     spec = policy.kernel()  # NoKernelError (naming the policy) if it has no compiled code
     args = E.engine_args(workload, spec, gpus, mask, err, fifo_window)
     rc = (runner or E.run)(args)
     if rc != OK:
         raise SimulationError(ERRORS[rc])
     I = args.I
-    out = _output(workload, gpus, I[SUB], I[START], I[ENDT], args.est_start, args.est_end,
-                  I[SEENS], I[SEENC], workload.demand.astype(np.int64).copy())
+    out = _output(
+        workload,
+        gpus,
+        I[SUB],
+        I[START],
+        I[ENDT],
+        args.est_start,
+        args.est_end,
+        I[SEENS],
+        I[SEENC],
+        workload.demand.astype(np.int64).copy(),
+    )
     return out, EventCounts(*(int(c) for c in args.counters))
 
 
-def simulate_randomised_afs(workload: Workload, policy: Policy, gpus: int = 64, *,
-                            predict: bool = False, p_error: float | None = None,
-                            rng: np.random.Generator | None = None,
-                            predict_sample: int | None = None) -> pd.DataFrame:
+def simulate_randomised_afs(
+    workload: Workload,
+    policy: Policy,
+    gpus: int = 64,
+    *,
+    predict: bool = False,
+    p_error: float | None = None,
+    rng: np.random.Generator | None = None,
+    predict_sample: int | None = None,
+) -> pd.DataFrame:
     """:class:`~schedlab.pcs.policies.RandomisedAFS` on the compiled loop
     (:mod:`schedlab.pcs._engine_rafs`): the same outputs as ``simulate(workload, policy,
     gpus, ..., engine="reference")`` job by job, and ``policy.rng`` left in the same state
@@ -425,8 +562,9 @@ def simulate_randomised_afs(workload: Workload, policy: Policy, gpus: int = 64, 
     return _simulate_randomised_afs(workload, policy, gpus, mask, err)[0]
 
 
-def _simulate_randomised_afs(workload: Workload, policy: Policy, gpus: int, mask: np.ndarray,
-                             err: np.ndarray | None) -> tuple[pd.DataFrame, EventCounts]:
+def _simulate_randomised_afs(
+    workload: Workload, policy: Policy, gpus: int, mask: np.ndarray, err: np.ndarray | None
+) -> tuple[pd.DataFrame, EventCounts]:
     """:func:`simulate_randomised_afs` after the argument checks (shared with :func:`simulate`)."""
     # imported here, not at the top: numba loads only when a compiled run starts
     from schedlab.pcs import _engine_rafs as R
@@ -439,20 +577,36 @@ def _simulate_randomised_afs(workload: Workload, policy: Policy, gpus: int, mask
     est_start = np.full(n, -1, dtype=np.int64)
     est_end = np.full(n, -1, dtype=np.int64)
     counters = np.zeros(2, dtype=np.int64)
-    rc = R.run(F, I, workload.rows(), int(gpus), mask, err is not None, mt, est_start,
-               est_end, counters)
+    rc = R.run(F, I, workload.rows(), int(gpus), mask, err is not None, mt, est_start, est_end, counters)
     # hand the stream back even on failure: the reference run has drawn as far by then
     R.mt_to_randomstate(policy.rng, mt, state)
     if rc != OK:
         raise SimulationError(ERRORS[rc])
-    out = _output(workload, gpus, I[SUB], I[START], I[ENDT], est_start, est_end, I[SEENS],
-                  I[SEENC], workload.demand.astype(np.int64).copy())
+    out = _output(
+        workload,
+        gpus,
+        I[SUB],
+        I[START],
+        I[ENDT],
+        est_start,
+        est_end,
+        I[SEENS],
+        I[SEENC],
+        workload.demand.astype(np.int64).copy(),
+    )
     return out, EventCounts(*(int(c) for c in counters))
 
 
-def fig8_afs_run(seed: int, num_apps: int = 3000, *, load: float = 1.2, gpus: int = 64,
-                 workload: str = "gavel", predict: bool = True,
-                 engine: str = "fast") -> pd.DataFrame:
+def fig8_afs_run(
+    seed: int,
+    num_apps: int = 3000,
+    *,
+    load: float = 1.2,
+    gpus: int = 64,
+    workload: str = "gavel",
+    predict: bool = True,
+    engine: str = "fast",
+) -> pd.DataFrame:
     """AFS as the authors' stored workload-3 run of ``seed`` (Fig. 8): per-job outputs.
 
     The workload is ``generate(workload, num_apps, authors_rng(seed), load=load,

@@ -77,25 +77,37 @@ class Workload:
 
     def head(self, n: int) -> "Workload":
         """The first ``n`` jobs."""
-        return Workload(self.submit_us[:n], self.service[:n], self.demand[:n], self.model[:n],
-                        self.tables, self.name)
+        return Workload(
+            self.submit_us[:n], self.service[:n], self.demand[:n], self.model[:n], self.tables, self.name
+        )
 
     def rows(self) -> np.ndarray:
         """Speedup table of each job, ``(n_jobs, width)``."""
         return self.tables.matrix[self.model]
 
     @classmethod
-    def from_arrays(cls, submit_s: Sequence[float], service: Sequence[float],
-                    demand: Sequence[int], model: Sequence[str] | None = None,
-                    tables: SpeedupTables | None = None, name: str = "arrays") -> "Workload":
+    def from_arrays(
+        cls,
+        submit_s: Sequence[float],
+        service: Sequence[float],
+        demand: Sequence[int],
+        model: Sequence[str] | None = None,
+        tables: SpeedupTables | None = None,
+        name: str = "arrays",
+    ) -> "Workload":
         """Build and validate a workload (``model`` defaults to ``LinearModel``)."""
-        tables = tables if tables is not None else (
-            linear_tables() if model is None else load_speedups())
+        tables = tables if tables is not None else (linear_tables() if model is None else load_speedups())
         n = len(service)
         names = ["LinearModel"] * n if model is None else list(model)
         submit = np.asarray(submit_s, dtype=float)
-        w = cls(seconds_to_us(submit), np.asarray(service, dtype=float),
-                np.asarray(demand, dtype=np.int64), np.zeros(n, dtype=np.int64), tables, name)
+        w = cls(
+            seconds_to_us(submit),
+            np.asarray(service, dtype=float),
+            np.asarray(demand, dtype=np.int64),
+            np.zeros(n, dtype=np.int64),
+            tables,
+            name,
+        )
         for i, mname in enumerate(names):
             try:
                 w.model[i] = tables.index(mname)
@@ -105,13 +117,13 @@ class Workload:
         return w
 
 
-def validate(w: Workload, submit_s: np.ndarray | None = None,
-             lines: Sequence[int] | None = None) -> None:
+def validate(w: Workload, submit_s: np.ndarray | None = None, lines: Sequence[int] | None = None) -> None:
     """Raise :class:`TraceError` naming the first bad row/field; return silently otherwise.
 
     ``lines``: the file line of each job (a trace read from CSV), so that errors name the line
     a person finds in an editor; without it errors name the 0-based job index (``row i``).
     """
+
     def at(i: int) -> str:
         return f"line {lines[i]}" if lines is not None else f"row {i}"
 
@@ -119,30 +131,38 @@ def validate(w: Workload, submit_s: np.ndarray | None = None,
     n = len(w.service)
     if not (len(sub) == len(w.demand) == len(w.model) == n):
         raise TraceError(f"{w.name}: arrays of different lengths")
-    bad = np.flatnonzero(~np.isfinite(sub) | (sub < 0)) if submit_s is not None else \
-        np.flatnonzero(sub < 0)
+    bad = np.flatnonzero(~np.isfinite(sub) | (sub < 0)) if submit_s is not None else np.flatnonzero(sub < 0)
     if len(bad):
-        raise TraceError(f"{w.name}: {at(bad[0])}: field 'submit_time' = {sub[bad[0]]}: "
-                         "expected a finite time >= 0")
+        raise TraceError(
+            f"{w.name}: {at(bad[0])}: field 'submit_time' = {sub[bad[0]]}: expected a finite time >= 0"
+        )
     dec = np.flatnonzero(np.diff(sub) < 0)
     if len(dec):
         i = dec[0] + 1
-        raise TraceError(f"{w.name}: {at(i)}: field 'submit_time' = {sub[i]} is before "
-                         f"{at(i - 1)} ({sub[i - 1]}): times must be sorted")
+        raise TraceError(
+            f"{w.name}: {at(i)}: field 'submit_time' = {sub[i]} is before "
+            f"{at(i - 1)} ({sub[i - 1]}): times must be sorted"
+        )
     bad = np.flatnonzero(~np.isfinite(w.service) | (w.service <= 0))
     if len(bad):
-        raise TraceError(f"{w.name}: {at(bad[0])}: field 'service' = {w.service[bad[0]]}: "
-                         "expected a positive size in GPU-seconds")
+        raise TraceError(
+            f"{w.name}: {at(bad[0])}: field 'service' = {w.service[bad[0]]}: "
+            "expected a positive size in GPU-seconds"
+        )
     bad = np.flatnonzero(w.demand <= 0)
     if len(bad):
-        raise TraceError(f"{w.name}: {at(bad[0])}: field 'num_jobs' (GPU demand) = "
-                         f"{w.demand[bad[0]]}: a job must demand at least 1 GPU")
+        raise TraceError(
+            f"{w.name}: {at(bad[0])}: field 'num_jobs' (GPU demand) = "
+            f"{w.demand[bad[0]]}: a job must demand at least 1 GPU"
+        )
     cap = w.tables.max_gpus[w.model]
     bad = np.flatnonzero(w.demand > cap)
     if len(bad):
         i = bad[0]
-        raise TraceError(f"{w.name}: {at(i)}: demand {w.demand[i]} GPUs exceeds the speedup "
-                         f"table of model {w.tables.names[w.model[i]]!r} ({cap[i]} GPUs)")
+        raise TraceError(
+            f"{w.name}: {at(i)}: demand {w.demand[i]} GPUs exceeds the speedup "
+            f"table of model {w.tables.names[w.model[i]]!r} ({cap[i]} GPUs)"
+        )
     _check_ends_on_the_clock(w, at)
 
 
@@ -155,17 +175,19 @@ def _check_ends_on_the_clock(w: Workload, at) -> None:
     at 1..demand GPUs (one lookup per (model, demand) pair: traces have few)."""
     best = np.empty(len(w.service))
     pairs = np.stack([w.model, w.demand], axis=1)
-    for (k, d) in np.unique(pairs, axis=0):
-        best[(w.model == k) & (w.demand == d)] = np.nanmax(w.tables.matrix[k, 1: d + 1])
+    for k, d in np.unique(pairs, axis=0):
+        best[(w.model == k) & (w.demand == d)] = np.nanmax(w.tables.matrix[k, 1 : d + 1])
     run_s = w.service / best  # 1e308 stays finite or inf: no integer clock to wrap
     bad = np.flatnonzero(~(run_s < NEVER_S))
     if len(bad):
         i = bad[0]
-        raise TraceError(f"{w.name}: {at(i)}: field 'service' = {w.service[i]:g}: job {i} is too large to ever "
-                         f"finish: even alone at its best speedup ({best[i]:g}, at most {w.demand[i]} GPUs) it runs "
-                         f"{run_s[i]:.3g} s, not under the simulator's horizon of {NEVER_S:g} s (the authors' "
-                         f"datetime clock, about 6,300 years); expected a size below {NEVER_S * best[i]:.4g} "
-                         "GPU-seconds")
+        raise TraceError(
+            f"{w.name}: {at(i)}: field 'service' = {w.service[i]:g}: job {i} is too large to ever "
+            f"finish: even alone at its best speedup ({best[i]:g}, at most {w.demand[i]} GPUs) it runs "
+            f"{run_s[i]:.3g} s, not under the simulator's horizon of {NEVER_S:g} s (the authors' "
+            f"datetime clock, about 6,300 years); expected a size below {NEVER_S * best[i]:.4g} "
+            "GPU-seconds"
+        )
 
 
 #: the trace's columns, found by name in its header (any order); ``model_name`` is optional
@@ -182,13 +204,16 @@ def _columns(path: Path, header: list[str]) -> dict[str, int]:
     names = [h.strip() for h in header]
     missing = [c for c in TRACE_COLUMNS if c not in names]
     if missing:
-        raise TraceError(f"{path}: line 1: header {','.join(names)!r} lacks column(s) "
-                         f"{', '.join(missing)}; expected {','.join(TRACE_COLUMNS)}[,model_name]")
+        raise TraceError(
+            f"{path}: line 1: header {','.join(names)!r} lacks column(s) "
+            f"{', '.join(missing)}; expected {','.join(TRACE_COLUMNS)}[,model_name]"
+        )
     return {c: names.index(c) for c in TRACE_COLUMNS + OPTIONAL_COLUMNS if c in names}
 
 
-def load_trace(path: str | Path, num_jobs: int | None = None,
-               tables: SpeedupTables | None = None) -> Workload:
+def load_trace(
+    path: str | Path, num_jobs: int | None = None, tables: SpeedupTables | None = None
+) -> Workload:
     """Read the authors' trace CSV (plain or ``.gz``): the first ``num_jobs`` rows.
 
     Parameters
@@ -219,13 +244,20 @@ def load_trace(path: str | Path, num_jobs: int | None = None,
         if isinstance(e, FileNotFoundError):
             raise
         kind = "gzip" if path.suffix == ".gz" else "UTF-8 text CSV"
-        raise TraceError(f"{path}: cannot be read as {kind}: {e or type(e).__name__} "
-                         "(a truncated or corrupted file?)") from None
+        raise TraceError(
+            f"{path}: cannot be read as {kind}: {e or type(e).__name__} (a truncated or corrupted file?)"
+        ) from None
 
 
 def _read_trace(path: Path, num_jobs: int | None, tables: SpeedupTables) -> Workload:
     sleep, service, demand, model, subcol, lines = [], [], [], [], [], []
-    numeric = [("app_id", int), ("submit_time", float), ("service", float), ("num_jobs", int), ("sleep_time", float)]
+    numeric = [
+        ("app_id", int),
+        ("submit_time", float),
+        ("service", float),
+        ("num_jobs", int),
+        ("sleep_time", float),
+    ]
     id_line: dict[int, int] = {}  # app_id -> the line that gave it: a repeated id names both lines
     with _open_text(path) as fp:
         reader = csv.reader(fp)
@@ -238,25 +270,35 @@ def _read_trace(path: Path, num_jobs: int | None, tables: SpeedupTables) -> Work
             if num_jobs is not None and len(service) >= num_jobs:
                 break
             line = reader.line_num
-            if "#" in "".join(row) or not "".join(row).strip():  # commented rows (as the authors), blank lines
+            if (
+                "#" in "".join(row) or not "".join(row).strip()
+            ):  # commented rows (as the authors), blank lines
                 continue
             if len(row) < width:
-                raise TraceError(f"{path}: line {line}: expected {len(header)} fields "
-                                 f"({','.join(h.strip() for h in header)}), got {len(row)}")
+                raise TraceError(
+                    f"{path}: line {line}: expected {len(header)} fields "
+                    f"({','.join(h.strip() for h in header)}), got {len(row)}"
+                )
             vals = {}
             for field_, conv in numeric:
                 try:
                     vals[field_] = conv(row[col[field_]])
                 except ValueError:
-                    raise TraceError(f"{path}: line {line}: field {field_!r} = {row[col[field_]]!r} is not "
-                                     f"a valid {conv.__name__}") from None
+                    raise TraceError(
+                        f"{path}: line {line}: field {field_!r} = {row[col[field_]]!r} is not "
+                        f"a valid {conv.__name__}"
+                    ) from None
             if vals["app_id"] in id_line:
-                raise TraceError(f"{path}: line {line}: field 'app_id' = {vals['app_id']} repeats line "
-                                 f"{id_line[vals['app_id']]}; expected one unique integer per job")
+                raise TraceError(
+                    f"{path}: line {line}: field 'app_id' = {vals['app_id']} repeats line "
+                    f"{id_line[vals['app_id']]}; expected one unique integer per job"
+                )
             id_line[vals["app_id"]] = line
             if not np.isfinite(vals["sleep_time"]) or vals["sleep_time"] < 0:
-                raise TraceError(f"{path}: line {line}: field 'sleep_time' = {vals['sleep_time']}:"
-                                 " expected a finite inter-arrival time >= 0 (times must be sorted)")
+                raise TraceError(
+                    f"{path}: line {line}: field 'sleep_time' = {vals['sleep_time']}:"
+                    " expected a finite inter-arrival time >= 0 (times must be sorted)"
+                )
             k = col.get("model_name")
             mname = row[k] if k is not None and k < len(row) and row[k] else "LinearModel"
             try:
@@ -273,9 +315,14 @@ def _read_trace(path: Path, num_jobs: int | None, tables: SpeedupTables) -> Work
     subcol_a = np.asarray(subcol, dtype=float)
     # One timedelta per row, accumulated, as the authors build their datetimes.
     submit_us = np.cumsum(seconds_to_us(np.asarray(sleep, dtype=float)))
-    w = Workload(submit_us - (submit_us[0] if len(submit_us) else 0),
-                 np.asarray(service, dtype=float), np.asarray(demand, dtype=np.int64),
-                 np.asarray(model, dtype=np.int64), tables, path.name)
+    w = Workload(
+        submit_us - (submit_us[0] if len(submit_us) else 0),
+        np.asarray(service, dtype=float),
+        np.asarray(demand, dtype=np.int64),
+        np.asarray(model, dtype=np.int64),
+        tables,
+        path.name,
+    )
     validate(w, submit_s=subcol_a, lines=lines)
     return w
 
@@ -308,8 +355,16 @@ def write_trace(w: Workload, path: str | Path) -> Path:
     out = csv.writer(buf, lineterminator="\n")
     out.writerow(TRACE_COLUMNS + OPTIONAL_COLUMNS)
     for i in range(len(w)):
-        out.writerow([i, repr(float(sub[i] / US)), repr(float(w.service[i])), int(w.demand[i]),
-                      repr(float(gaps[i] / US)), names[int(w.model[i])]])
+        out.writerow(
+            [
+                i,
+                repr(float(sub[i] / US)),
+                repr(float(w.service[i])),
+                int(w.demand[i]),
+                repr(float(gaps[i] / US)),
+                names[int(w.model[i])],
+            ]
+        )
     text = buf.getvalue()
     with atomic_path(path) as tmp:
         if path.suffix == ".gz":

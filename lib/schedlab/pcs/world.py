@@ -38,6 +38,7 @@ class Allocator(Protocol):
     quantum_us: int | None
     replay_size: str
     replay_leases: bool
+    replay_pending_tick: bool
 
     def allocate(self, world: "World") -> np.ndarray:
         """GPUs per active job, aligned with ``world.active`` after the call."""
@@ -153,44 +154,71 @@ def finish(w: World, i: int, t_us: int) -> None:
     w.active.remove(i)
 
 
-def snapshot(w: World, t_us: int, true_size: bool = False) -> tuple[World, np.ndarray]:
+def snapshot(w: World, t_us: int, size: str = "estimate") -> tuple[World, np.ndarray]:
     """A predictor's copy of the active jobs (compact arrays) and their indices in ``w``.
 
     Remaining sizes are replaced by their estimates; ``service`` (Themis's ``t_ideal``, LAS's
-    attained service) is the estimate too unless ``true_size``.
+    attained service) is, by ``size``: ``"estimate"`` the estimated remaining size,
+    ``"true"`` the true size, ``"attained+estimate"`` attained + estimated remaining size
+    (the authors' ``estimated_service`` at 62a6ca3, same expression).
     """
     idx = w.act()
     est = w.est_rem[idx].copy()
+    if size == "true":
+        service = w.service[idx].copy()
+    elif size == "attained+estimate":
+        service = (w.service[idx] - w.rem[idx]) + est
+    elif size == "estimate":
+        service = w.est_service[idx].copy()
+    else:
+        raise ValueError(f"snapshot: size {size!r}: expected 'estimate', 'true' or 'attained+estimate'")
     sub = World(
-        gpus=w.gpus, app_id=w.app_id[idx], submit_us=w.submit_us[idx],
-        service=(w.service if true_size else w.est_service)[idx].copy(), rem=est,
+        gpus=w.gpus,
+        app_id=w.app_id[idx],
+        submit_us=w.submit_us[idx],
+        service=service,
+        rem=est,
         est_rem=est.copy(),
-        est_service=w.est_service[idx].copy(), demand=w.demand[idx].copy(),
-        alloc=w.alloc[idx].copy(), status=w.status[idx].copy(),
-        start_us=w.start_us[idx].copy(), end_us=np.full(len(idx), INF, dtype=np.int64),
-        cls=w.cls[idx], rows=w.rows[idx], active=list(range(len(idx))),
-        seen_sum=w.seen_sum[idx].copy(), seen_cnt=w.seen_cnt[idx].copy(),
-        init_demand=w.init_demand[idx], last_us=t_us)
+        est_service=w.est_service[idx].copy(),
+        demand=w.demand[idx].copy(),
+        alloc=w.alloc[idx].copy(),
+        status=w.status[idx].copy(),
+        start_us=w.start_us[idx].copy(),
+        end_us=np.full(len(idx), INF, dtype=np.int64),
+        cls=w.cls[idx],
+        rows=w.rows[idx],
+        active=list(range(len(idx))),
+        seen_sum=w.seen_sum[idx].copy(),
+        seen_cnt=w.seen_cnt[idx].copy(),
+        init_demand=w.init_demand[idx],
+        last_us=t_us,
+    )
     return sub, idx
 
 
-def replay(w: World, t_us: int, target: int, policy: Allocator,
-           next_end: Callable[[World, int], tuple[int, int]] = next_end) -> tuple[int, int]:
+def replay(
+    w: World,
+    t_us: int,
+    target: int,
+    policy: Allocator,
+    next_end: Callable[[World, int], tuple[int, int]] = next_end,
+) -> tuple[int, int]:
     """Predict ``(start_us, end_us)`` of local job ``target`` with no future arrivals.
 
     Copies only the active jobs (compact arrays), with remaining sizes replaced by their
     estimates, and runs completions until ``target`` ends. ``next_end`` finds each next
     completion (:class:`schedlab.pcs.hooks.Hooks`).
     """
-    # the authors' snapshot copies sizes as their estimates; their Themis and LAS runs behind
-    # Fig. 8 kept the true size (replay_size="true")
-    sub, idx = snapshot(w, t_us, policy.replay_size == "true")
+    # what the replay keeps as each job's size: Policy.replay_size (Themis, LAS)
+    sub, idx = snapshot(w, t_us, policy.replay_size)
     tgt = int(np.flatnonzero(idx == target)[0])
     quantum = policy.quantum_us
     # Themis leases inside a replay only if asked (Themis.replay_leases); contention is
     # still counted at every replay event
     leases = quantum is not None and policy.replay_leases
-    tick = INF  # the authors' snapshot has no pending re-division tick
+    # the authors' snapshot copies the pending lease tick since their code of 2024-05-31
+    pending = leases and getattr(policy, "replay_pending_tick", False)
+    tick = t_us + quantum if pending else INF
     t_end, j = next_end(sub, t_us)
     while True:
         if (j < 0 or t_end == INF) and tick == INF:

@@ -53,8 +53,21 @@ def load_grid(algorithm: str) -> pd.DataFrame:
     if name is None:
         raise ValueError(f"algorithm must be 'hdbscan' or 'optics', got {algorithm!r}")
     df = pd.read_csv(data.require(name), index_col=0)
-    return df[["transform_function", "metric", "min_cluster_size", "n_outliers", "n_clusters",
-               "mean_cluster_size", "avg_silhouette", "davies_bouldin_score", "scores_v1", "scores_v3", "CCPM"]]
+    return df[
+        [
+            "transform_function",
+            "metric",
+            "min_cluster_size",
+            "n_outliers",
+            "n_clusters",
+            "mean_cluster_size",
+            "avg_silhouette",
+            "davies_bouldin_score",
+            "scores_v1",
+            "scores_v3",
+            "CCPM",
+        ]
+    ]
 
 
 def feature_matrix(df: pd.DataFrame) -> np.ndarray:

@@ -35,7 +35,9 @@ def _meta(X: pd.DataFrame, columns) -> pd.DataFrame:
 class ProfileClassifier(ClassifierMixin, BaseEstimator):
     """One-hot (sparse) + XGBoost profile classifier with a per-profile duration estimate."""
 
-    def __init__(self, columns=METADATA, n_estimators: int | None = None, random_state: int = 0, n_jobs: int = 1):
+    def __init__(
+        self, columns=METADATA, n_estimators: int | None = None, random_state: int = 0, n_jobs: int = 1
+    ):
         self.columns = columns
         self.n_estimators = n_estimators
         self.random_state = random_state
@@ -53,7 +55,9 @@ class ProfileClassifier(ClassifierMixin, BaseEstimator):
         self.labels_ = LabelEncoder().fit(y)
         self.classes_ = self.labels_.classes_
         kw = {} if self.n_estimators is None else {"n_estimators": self.n_estimators}
-        self.model_ = XGBClassifier(random_state=self.random_state, n_jobs=self.n_jobs, tree_method="hist", **kw)
+        self.model_ = XGBClassifier(
+            random_state=self.random_state, n_jobs=self.n_jobs, tree_method="hist", **kw
+        )
         self.model_.fit(self.encoder_.transform(M), self.labels_.transform(y))
         if durations is not None:
             d = pd.Series(np.asarray(durations, float))
@@ -95,12 +99,18 @@ class ProfileClassifier(ClassifierMixin, BaseEstimator):
         n_feat, n_cls = Z.shape[1], len(self.classes_)
         acc = np.zeros((n_feat, n_cls))
         for start in bar(iterable=range(0, Z.shape[0], chunk_size), desc="shap", disable=not progress):
-            contrib = booster.predict(xgb.DMatrix(Z[start:start + chunk_size]), pred_contribs=True)
-            contrib = contrib.reshape(contrib.shape[0], -1, n_feat + 1) if contrib.ndim == 3 else \
-                contrib.reshape(contrib.shape[0], 1, n_feat + 1)
+            contrib = booster.predict(xgb.DMatrix(Z[start : start + chunk_size]), pred_contribs=True)
+            contrib = (
+                contrib.reshape(contrib.shape[0], -1, n_feat + 1)
+                if contrib.ndim == 3
+                else contrib.reshape(contrib.shape[0], 1, n_feat + 1)
+            )
             acc += np.abs(contrib[:, :, :n_feat]).sum(axis=0).T
-        return pd.DataFrame(acc / Z.shape[0], index=self.feature_names_,
-                            columns=[str(c) for c in self.classes_[:acc.shape[1]]])
+        return pd.DataFrame(
+            acc / Z.shape[0],
+            index=self.feature_names_,
+            columns=[str(c) for c in self.classes_[: acc.shape[1]]],
+        )
 
 
 def split(df: pd.DataFrame, test_size: float = 0.2, random_state: int = 5):
@@ -118,6 +128,20 @@ def report(y_true, y_pred) -> pd.DataFrame:
     acc = rep.pop("accuracy")
     out = pd.DataFrame(rep).T.reset_index().rename(columns={"index": "profile"})
     out.attrs["accuracy"] = acc
-    return pd.concat([out, pd.DataFrame([{"profile": "accuracy", "precision": np.nan, "recall": np.nan,
-                                          "f1-score": acc, "support": out["support"].iloc[-1]}])],
-                     ignore_index=True)
+    return pd.concat(
+        [
+            out,
+            pd.DataFrame(
+                [
+                    {
+                        "profile": "accuracy",
+                        "precision": np.nan,
+                        "recall": np.nan,
+                        "f1-score": acc,
+                        "support": out["support"].iloc[-1],
+                    }
+                ]
+            ),
+        ],
+        ignore_index=True,
+    )

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from schedlab.polaris.classifier import ProfileClassifier
+from schedlab.progress import quiet_import
 
 
 def _as_3d(values: np.ndarray, n_rows: int, n_features: int) -> np.ndarray:
@@ -50,7 +51,7 @@ def _as_3d(values: np.ndarray, n_rows: int, n_features: int) -> np.ndarray:
 def shap_values(clf: ProfileClassifier, meta: pd.DataFrame) -> np.ndarray:
     """``shap.TreeExplainer(model).shap_values`` on the sparse one-hot rows of ``meta``, as the
     authors: an array ``(rows, one-hot columns, outputs)``."""
-    import shap
+    shap = quiet_import("shap")  # its import pulls tqdm.auto, which warns in notebooks
 
     Z = clf.transform_meta(meta)
     return _as_3d(shap.TreeExplainer(clf.model_).shap_values(Z), Z.shape[0], Z.shape[1])
@@ -75,18 +76,22 @@ def shap_own_values(clf: ProfileClassifier, meta: pd.DataFrame) -> np.ndarray:
     the explainer's parsed model is how shap's own algorithm is reached (the tests fail if a shap
     release changes this). Dense: use on a few thousand rows at most.
     """
-    import shap
+    shap = quiet_import("shap")  # its import pulls tqdm.auto, which warns in notebooks
 
     Z = clf.transform_meta(meta).toarray().astype(float)
     Z[Z == 0] = np.nan
     explainer = shap.TreeExplainer(clf.model_)
     if not hasattr(explainer, "model") or not hasattr(explainer.model, "model_type"):
-        raise RuntimeError(f"shap {shap.__version__}: TreeExplainer has no parsed model; cannot run its own TreeSHAP")
+        raise RuntimeError(
+            f"shap {shap.__version__}: TreeExplainer has no parsed model; cannot run its own TreeSHAP"
+        )
     explainer.model.model_type = "internal"
     return _as_3d(explainer.shap_values(Z, check_additivity=False), Z.shape[0], Z.shape[1])
 
 
-def cross_check(clf: ProfileClassifier, meta: pd.DataFrame, rows: int = 500, chunk_size: int = 50) -> dict[str, float]:
+def cross_check(
+    clf: ProfileClassifier, meta: pd.DataFrame, rows: int = 500, chunk_size: int = 50
+) -> dict[str, float]:
     """Largest |difference| over the first ``rows`` rows between ``shap.TreeExplainer`` and
     ``pred_contribs``, and between shap's own TreeSHAP and ``pred_contribs``.
 
@@ -99,13 +104,15 @@ def cross_check(clf: ProfileClassifier, meta: pd.DataFrame, rows: int = 500, chu
         raise ValueError("cross_check needs at least one row")
     d_te = d_own = 0.0
     for start in range(0, len(head), chunk_size):
-        part = head.iloc[start:start + chunk_size]
+        part = head.iloc[start : start + chunk_size]
         ref = xgboost_contribs(clf, part)
         d_te = max(d_te, float(np.abs(shap_values(clf, part) - ref).max()))
         d_own = max(d_own, float(np.abs(shap_own_values(clf, part) - ref).max()))
-    return {"rows": int(len(head)),
-            "max_abs_diff_treeexplainer_vs_pred_contribs": d_te,
-            "max_abs_diff_shap_own_vs_pred_contribs": d_own}
+    return {
+        "rows": int(len(head)),
+        "max_abs_diff_treeexplainer_vs_pred_contribs": d_te,
+        "max_abs_diff_shap_own_vs_pred_contribs": d_own,
+    }
 
 
 def shap_rows(meta: pd.DataFrame, n: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -189,13 +196,17 @@ def _split_feature_booster(booster):
         raise ValueError(f"method='xgboost' supports gbtree boosters, not {gbm.get('name')!r}")
     trees = gbm["model"]["trees"]
     if any(any(t.get("split_type", [])) for t in trees):
-        raise ValueError("method='xgboost' supports numerical splits only (the one-hot model has no categorical ones)")
+        raise ValueError(
+            "method='xgboost' supports numerical splits only (the one-hot model has no categorical ones)"
+        )
     inner = [[f for f, left in zip(t["split_indices"], t["left_children"]) if left != -1] for t in trees]
     used = np.array(sorted({f for fs in inner for f in fs}), dtype=np.int64)
     pos = {int(f): i for i, f in enumerate(used)}
     n_used = str(max(len(used), 1))
     for t in trees:
-        t["split_indices"] = [pos[f] if left != -1 else 0 for f, left in zip(t["split_indices"], t["left_children"])]
+        t["split_indices"] = [
+            pos[f] if left != -1 else 0 for f, left in zip(t["split_indices"], t["left_children"])
+        ]
         t["tree_param"]["num_feature"] = n_used
     learner["learner_model_param"]["num_feature"] = n_used
     learner["feature_names"], learner["feature_types"] = [], []
@@ -207,8 +218,9 @@ def _split_feature_booster(booster):
     return small, used
 
 
-def mean_abs_shap(clf: ProfileClassifier, meta: pd.DataFrame, chunk_size: int = 2_000,
-                  method: str = "shap") -> pd.DataFrame:
+def mean_abs_shap(
+    clf: ProfileClassifier, meta: pd.DataFrame, chunk_size: int = 2_000, method: str = "shap"
+) -> pd.DataFrame:
     """Mean |SHAP| per one-hot column (rows) and profile (columns), accumulated ``chunk_size``
     rows at a time.
 
@@ -248,7 +260,7 @@ def mean_abs_shap(clf: ProfileClassifier, meta: pd.DataFrame, chunk_size: int = 
     if method == "shap":
         acc = None
         for start in range(0, len(meta), chunk_size):
-            part = np.abs(shap_values(clf, meta.iloc[start:start + chunk_size])).sum(axis=0)
+            part = np.abs(shap_values(clf, meta.iloc[start : start + chunk_size])).sum(axis=0)
             acc = part if acc is None else acc + part
     else:
         import xgboost as xgb
@@ -258,11 +270,11 @@ def mean_abs_shap(clf: ProfileClassifier, meta: pd.DataFrame, chunk_size: int = 
         if len(used):  # else no tree splits at all: every SHAP value is 0
             Z = clf.transform_meta(meta).tocsr()[:, used]
             for start in range(0, Z.shape[0], chunk_size):
-                c = small.predict(xgb.DMatrix(Z[start:start + chunk_size]), pred_contribs=True)
+                c = small.predict(xgb.DMatrix(Z[start : start + chunk_size]), pred_contribs=True)
                 c = np.moveaxis(c[:, :, :-1], 1, -1) if c.ndim == 3 else c[:, :-1, None]
                 acc[used] += np.abs(c.astype(np.float64)).sum(axis=0)
     classes = [str(c) for c in clf.classes_]
-    columns = classes if acc.shape[1] == len(classes) else classes[-acc.shape[1]:]
+    columns = classes if acc.shape[1] == len(classes) else classes[-acc.shape[1] :]
     return pd.DataFrame(acc / len(meta), index=clf.feature_names_, columns=columns)
 
 
@@ -271,20 +283,35 @@ def summary_figure(mean_abs: pd.DataFrame, max_display: int = 20, *, label: str 
     :func:`mean_abs_shap`. ``shap.summary_plot`` draws ``mean(|value|)`` per class; one row per
     class holding the means gives exactly those bars without keeping every row in memory."""
     import matplotlib.pyplot as plt
-    import shap
+
+    shap = quiet_import("shap")  # its import pulls tqdm.auto, which warns in notebooks
 
     per_class = [mean_abs[[c]].to_numpy().T for c in mean_abs.columns]
     values = per_class if len(per_class) > 1 else per_class[0]
     fig = plt.figure()
-    shap.summary_plot(values, feature_names=list(mean_abs.index), class_names=list(mean_abs.columns),
-                      plot_type="bar", max_display=max_display, show=False, plot_size=(9, 0.3 * max_display + 2))
+    shap.summary_plot(
+        values,
+        feature_names=list(mean_abs.index),
+        class_names=list(mean_abs.columns),
+        plot_type="bar",
+        max_display=max_display,
+        show=False,
+        plot_size=(9, 0.3 * max_display + 2),
+    )
     fig = plt.gcf()
     ax = fig.axes[0]
     ax.set_xlabel("mean |SHAP value| (log-odds; stacked over profiles)")
     title = f"Classifier explanation (shap): top {min(max_display, len(mean_abs))} one-hot metadata features"
     ax.set_title(f"[{label}] {title}" if label else title, fontsize=9)
     if ax.get_legend() is not None:
-        ax.legend(fontsize=6, title="profile", title_fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                  frameon=False, ncol=1 + len(mean_abs.columns) // 16)
+        ax.legend(
+            fontsize=6,
+            title="profile",
+            title_fontsize=6,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            frameon=False,
+            ncol=1 + len(mean_abs.columns) // 16,
+        )
     fig.tight_layout()
     return fig

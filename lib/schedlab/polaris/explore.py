@@ -45,7 +45,7 @@ import pandas as pd
 
 from schedlab import paths
 from schedlab.polaris import calibration, grid, scoring
-from schedlab.polaris.schema import FEATURES, TRANSFORMS
+from schedlab.polaris.schema import TRANSFORMS
 
 ALGORITHMS: tuple[str, ...] = grid.ALGORITHMS
 SCALINGS: tuple[str, ...] = TRANSFORMS + ("none",)
@@ -66,8 +66,11 @@ class Setting:
     metric: str = "euclidean"
 
     def __post_init__(self) -> None:
-        for field, value, known in (("algorithm", self.algorithm, ALGORITHMS), ("scaling", self.scaling, SCALINGS),
-                                    ("metric", self.metric, METRICS)):
+        for field, value, known in (
+            ("algorithm", self.algorithm, ALGORITHMS),
+            ("scaling", self.scaling, SCALINGS),
+            ("metric", self.metric, METRICS),
+        ):
             if value not in known:
                 raise ValueError(f"Setting.{field}={value!r}; expected one of {', '.join(known)}")
         if int(self.min_cluster_size) < 2:
@@ -101,8 +104,9 @@ class Exploration:
     seconds: float
 
 
-def load_rows(source: str = "real", n: int | None = 400, seed: int = 0, *,
-              joined: str | Path | None = None) -> pd.DataFrame:
+def load_rows(
+    source: str = "real", n: int | None = 400, seed: int = 0, *, joined: str | Path | None = None
+) -> pd.DataFrame:
     """``n`` rows (all if ``None`` or larger than the table), drawn without replacement with
     ``default_rng(seed)`` and kept in file order, with the 17 features NaN-filled with 0.
 
@@ -117,7 +121,8 @@ def load_rows(source: str = "real", n: int | None = 400, seed: int = 0, *,
         if not path.is_file():
             raise FileNotFoundError(
                 f"{path}: no synthetic stand-in joined table; run the polaris/pipeline stage first "
-                "(`schedlab notebook run polaris/pipeline`) or pass joined= the path of a joined_*.parquet")
+                "(`schedlab notebook run polaris/pipeline`) or pass joined= the path of a joined_*.parquet"
+            )
         rows = calibration.add_features(pd.read_parquet(path).drop(columns=["duration"], errors="ignore"))
     else:
         raise ValueError(f"source={source!r}; expected one of {', '.join(SOURCES)}")
@@ -147,12 +152,20 @@ def cluster_labels(Xt: np.ndarray, setting: Setting) -> np.ndarray:
     if setting.algorithm == "hdbscan":
         import hdbscan
 
-        return hdbscan.HDBSCAN(min_cluster_size=int(setting.min_cluster_size), min_samples=int(setting.min_samples),
-                               metric=setting.metric, core_dist_n_jobs=1).fit_predict(Xt)
+        return hdbscan.HDBSCAN(
+            min_cluster_size=int(setting.min_cluster_size),
+            min_samples=int(setting.min_samples),
+            metric=setting.metric,
+            core_dist_n_jobs=1,
+        ).fit_predict(Xt)
     from sklearn.cluster import OPTICS
 
-    return OPTICS(min_cluster_size=int(setting.min_cluster_size), min_samples=int(setting.min_samples),
-                  metric=setting.metric, n_jobs=1).fit_predict(Xt)
+    return OPTICS(
+        min_cluster_size=int(setting.min_cluster_size),
+        min_samples=int(setting.min_samples),
+        metric=setting.metric,
+        n_jobs=1,
+    ).fit_predict(Xt)
 
 
 def profile_silhouettes(Xt: np.ndarray, labels: np.ndarray, metric: str) -> tuple[np.ndarray, pd.DataFrame]:
@@ -171,9 +184,13 @@ def profile_silhouettes(Xt: np.ndarray, labels: np.ndarray, metric: str) -> tupl
     profiles = np.unique(labels[clustered])
     if profiles.size >= 2:
         point[clustered] = scoring.point_silhouettes(Xt, labels, metric)[clustered]
-    table = pd.DataFrame({"profile": profiles.astype(int),
-                          "rows": [int(np.sum(labels == p)) for p in profiles],
-                          "silhouette": [float(np.mean(point[labels == p])) for p in profiles]})
+    table = pd.DataFrame(
+        {
+            "profile": profiles.astype(int),
+            "rows": [int(np.sum(labels == p)) for p in profiles],
+            "silhouette": [float(np.mean(point[labels == p])) for p in profiles],
+        }
+    )
     return point, table.assign(share=table["rows"] / labels.size)[["profile", "rows", "share", "silhouette"]]
 
 
@@ -209,11 +226,20 @@ def _explore(X: np.ndarray, setting: Setting) -> Exploration:
     overall = float(np.mean(clustered)) if len(table) >= 2 else float("nan")
     acq = scoring.acquires(st.n_clusters, st.n_outliers, st.n, overall) if len(table) >= 2 else float("nan")
     xy, var = project(Xt)
-    return Exploration(setting=setting, labels=labels, point_silhouettes=point, per_profile=table,
-                       n_profiles=int(len(table)), noise_share=float(np.mean(labels == -1)),
-                       silhouette=overall,
-                       silhouette_noise_as_group=float(with_noise), acquires=float(acq), projection=xy,
-                       explained_variance=var, seconds=time.perf_counter() - t0)
+    return Exploration(
+        setting=setting,
+        labels=labels,
+        point_silhouettes=point,
+        per_profile=table,
+        n_profiles=int(len(table)),
+        noise_share=float(np.mean(labels == -1)),
+        silhouette=overall,
+        silhouette_noise_as_group=float(with_noise),
+        acquires=float(acq),
+        projection=xy,
+        explained_variance=var,
+        seconds=time.perf_counter() - t0,
+    )
 
 
 def _colours(n: int):
@@ -239,8 +265,11 @@ def figure(result: Exploration, *, label: str = ""):
     ev = result.explained_variance
     a.set_xlabel(f"PC 1 of the scaled features ({ev[0]:.0%} of the variance)")
     a.set_ylabel(f"PC 2 ({ev[1]:.0%} of the variance)")
-    a.set_title(f"{s.algorithm.upper()}, {s.scaling}, {s.metric}, min cluster size {s.min_cluster_size}, "
-                f"min samples {s.min_samples or 'default'}", fontsize=9)
+    a.set_title(
+        f"{s.algorithm.upper()}, {s.scaling}, {s.metric}, min cluster size {s.min_cluster_size}, "
+        f"min samples {s.min_samples or 'default'}",
+        fontsize=9,
+    )
     if result.n_profiles <= 20:
         a.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     t = result.per_profile
@@ -255,8 +284,11 @@ def figure(result: Exploration, *, label: str = ""):
     b.set_xlabel("mean silhouette of the profile's points (-1 to 1)")
     b.set_ylabel("profile (rows)")
     b.set_title("per-profile silhouette (outliers masked)", fontsize=9)
-    fig.suptitle((f"[{label}] " if label else "") + f"{result.n_profiles} profiles, "
-                 f"{result.noise_share:.0%} outliers, silhouette {result.silhouette:.2f}", fontsize=10)
+    fig.suptitle(
+        (f"[{label}] " if label else "") + f"{result.n_profiles} profiles, "
+        f"{result.noise_share:.0%} outliers, silhouette {result.silhouette:.2f}",
+        fontsize=10,
+    )
     fig.tight_layout()
     return fig
 
@@ -265,13 +297,17 @@ def summary(result: Exploration, n_rows: int) -> str:
     """One Markdown line per number the explorer shows (no hard-coded values)."""
     s = result.per_profile
     best = s.loc[s["silhouette"].idxmax()] if len(s) and s["silhouette"].notna().any() else None
-    lines = [f"**{result.n_profiles} profiles** on {n_rows} rows; **{result.noise_share:.1%} outliers**.",
-             f"Silhouette of the clustered points (the authors' convention): **{result.silhouette:.3f}**; "
-             f"with the outliers averaged in as one more group: {result.silhouette_noise_as_group:.3f}; "
-             f"ACQUIRES: {result.acquires:.3f}."]
+    lines = [
+        f"**{result.n_profiles} profiles** on {n_rows} rows; **{result.noise_share:.1%} outliers**.",
+        f"Silhouette of the clustered points (the authors' convention): **{result.silhouette:.3f}**; "
+        f"with the outliers averaged in as one more group: {result.silhouette_noise_as_group:.3f}; "
+        f"ACQUIRES: {result.acquires:.3f}.",
+    ]
     if best is not None:
-        lines.append(f"Most cohesive profile: {int(best.profile)} ({int(best.rows)} rows, silhouette "
-                     f"{best.silhouette:.3f}).")
+        lines.append(
+            f"Most cohesive profile: {int(best.profile)} ({int(best.rows)} rows, silhouette "
+            f"{best.silhouette:.3f})."
+        )
     lines.append(f"Clustering and scoring took {result.seconds:.2f} s.")
     return "  \n".join(lines)
 
@@ -290,10 +326,16 @@ def explorer(rows: pd.DataFrame, *, initial: Setting | None = None):
         "algorithm": widgets.ToggleButtons(options=ALGORITHMS, value=init.algorithm, description="algorithm"),
         "scaling": widgets.Dropdown(options=SCALINGS, value=init.scaling, description="scaling"),
         "metric": widgets.ToggleButtons(options=METRICS, value=init.metric, description="metric"),
-        "min_cluster_size": widgets.IntSlider(value=init.min_cluster_size, min=2, max=max(10, len(X) // 4),
-                                              description="min cluster", continuous_update=False),
-        "min_samples": widgets.IntSlider(value=init.min_samples or 0, min=0, max=100,
-                                         description="min samples", continuous_update=False),
+        "min_cluster_size": widgets.IntSlider(
+            value=init.min_cluster_size,
+            min=2,
+            max=max(10, len(X) // 4),
+            description="min cluster",
+            continuous_update=False,
+        ),
+        "min_samples": widgets.IntSlider(
+            value=init.min_samples or 0, min=0, max=100, description="min samples", continuous_update=False
+        ),
     }
     out = widgets.Output()
 
@@ -307,15 +349,22 @@ def explorer(rows: pd.DataFrame, *, initial: Setting | None = None):
             fig = figure(result, label=label)
             display(fig)
             plt.close(fig)
-            display(Markdown(summary(result, len(X)) + f"  \nWhole refresh: {time.perf_counter() - t0:.2f} s."))
+            display(
+                Markdown(summary(result, len(X)) + f"  \nWhole refresh: {time.perf_counter() - t0:.2f} s.")
+            )
 
     for w in controls.values():
         w.observe(refresh, names="value")
     refresh()
     note = widgets.HTML("min samples 0 = the grid's default (HDBSCAN: = min cluster size; OPTICS: 5)")
-    return widgets.VBox([widgets.HBox([controls["algorithm"], controls["metric"]]),
-                         widgets.HBox([controls["scaling"], controls["min_cluster_size"], controls["min_samples"]]),
-                         note, out])
+    return widgets.VBox(
+        [
+            widgets.HBox([controls["algorithm"], controls["metric"]]),
+            widgets.HBox([controls["scaling"], controls["min_cluster_size"], controls["min_samples"]]),
+            note,
+            out,
+        ]
+    )
 
 
 def refresh_seconds(rows: pd.DataFrame, settings: list[Setting]) -> pd.DataFrame:

@@ -95,9 +95,15 @@ class Config:
         return hashlib.sha256(raw.encode()).hexdigest()[:20]
 
 
-def configs(algorithms=ALGORITHMS, transforms=TRANSFORMS, metrics=METRICS,
-            min_cluster_sizes=MIN_CLUSTER_SIZES, *, silhouette: str = "non_noise",
-            optics_param: str = "min_samples") -> list[Config]:
+def configs(
+    algorithms=ALGORITHMS,
+    transforms=TRANSFORMS,
+    metrics=METRICS,
+    min_cluster_sizes=MIN_CLUSTER_SIZES,
+    *,
+    silhouette: str = "non_noise",
+    optics_param: str = "min_samples",
+) -> list[Config]:
     """The Table III grid (default: 2 x 4 x 2 x 7 = 112 configurations), every run with the given
     semantics (defaults: the authors')."""
     for a in algorithms:
@@ -106,16 +112,22 @@ def configs(algorithms=ALGORITHMS, transforms=TRANSFORMS, metrics=METRICS,
     for t in transforms:
         if t not in TRANSFORMS:
             raise ValueError(f"unknown transform {t!r}; known: {TRANSFORMS}")
-    return [Config(a, t, m, int(k), silhouette, optics_param)
-            for a, t, m, k in product(algorithms, transforms, metrics, min_cluster_sizes)]
+    return [
+        Config(a, t, m, int(k), silhouette, optics_param)
+        for a, t, m, k in product(algorithms, transforms, metrics, min_cluster_sizes)
+    ]
 
 
 def transform(X: np.ndarray, name: str) -> np.ndarray:
     """Apply one of the four data transformations of Table III."""
     from sklearn.preprocessing import MinMaxScaler, PowerTransformer, RobustScaler, StandardScaler
 
-    makers = {"standard_scaler": StandardScaler, "minmax_scaler": MinMaxScaler, "robust_scaler": RobustScaler,
-              "yeo-johnson": lambda: PowerTransformer(method="yeo-johnson")}
+    makers = {
+        "standard_scaler": StandardScaler,
+        "minmax_scaler": MinMaxScaler,
+        "robust_scaler": RobustScaler,
+        "yeo-johnson": lambda: PowerTransformer(method="yeo-johnson"),
+    }
     if name not in makers:
         raise ValueError(f"unknown transform {name!r}; known: {sorted(makers)}")
     return makers[name]().fit_transform(np.asarray(X, dtype=float))
@@ -131,8 +143,9 @@ def cluster(Xt: np.ndarray, cfg: Config) -> np.ndarray:
     if cfg.algorithm == "hdbscan":
         import hdbscan
 
-        return hdbscan.HDBSCAN(min_cluster_size=cfg.min_cluster_size, metric=cfg.metric,
-                               core_dist_n_jobs=1).fit_predict(Xt)
+        return hdbscan.HDBSCAN(
+            min_cluster_size=cfg.min_cluster_size, metric=cfg.metric, core_dist_n_jobs=1
+        ).fit_predict(Xt)
     if cfg.algorithm == "optics":
         from sklearn.cluster import OPTICS
 
@@ -142,9 +155,17 @@ def cluster(Xt: np.ndarray, cfg: Config) -> np.ndarray:
     raise ValueError(f"unknown algorithm {cfg.algorithm!r}")
 
 
-def evaluate(Xt: np.ndarray, labels: np.ndarray, metric: str, *, silhouette_sample: int | None,
-             rng: np.random.Generator, optimal: float = scoring.OPTIMAL_N_CLUSTERS,
-             silhouette: str = "non_noise", points: np.ndarray | None = None) -> dict:
+def evaluate(
+    Xt: np.ndarray,
+    labels: np.ndarray,
+    metric: str,
+    *,
+    silhouette_sample: int | None,
+    rng: np.random.Generator,
+    optimal: float = scoring.OPTIMAL_N_CLUSTERS,
+    silhouette: str = "non_noise",
+    points: np.ndarray | None = None,
+) -> dict:
     """The grid table's metrics of one labelling; ``silhouette`` picks the semantics
     (:func:`schedlab.polaris.scoring.silhouette`). ``points``: its per-point silhouettes, when
     already computed on all rows (:func:`compute_group`)."""
@@ -152,10 +173,18 @@ def evaluate(Xt: np.ndarray, labels: np.ndarray, metric: str, *, silhouette_samp
     if points is not None:
         sil = scoring.mean_silhouette(points, labels, silhouette)
     else:
-        sil = scoring.silhouette(Xt, labels, metric, semantics=silhouette, sample_size=silhouette_sample, rng=rng)
+        sil = scoring.silhouette(
+            Xt, labels, metric, semantics=silhouette, sample_size=silhouette_sample, rng=rng
+        )
     db = scoring.davies_bouldin_with_noise(Xt, labels)
-    row = {"n_rows": st.n, "n_outliers": st.n_outliers, "n_clusters": st.n_clusters,
-           "mean_cluster_size": st.mean_cluster_size, "avg_silhouette": sil, "davies_bouldin_score": db}
+    row = {
+        "n_rows": st.n,
+        "n_outliers": st.n_outliers,
+        "n_clusters": st.n_clusters,
+        "mean_cluster_size": st.mean_cluster_size,
+        "avg_silhouette": sil,
+        "davies_bouldin_score": db,
+    }
     k = max(st.n_clusters, 0)
     row["scores_v1"] = scoring.acquires(k, st.n_outliers, st.n, sil, optimal=optimal) if k else float("nan")
     row["scores_v3"] = scoring.scores_v3(k, st.n_outliers, st.n, sil, optimal=optimal) if k else float("nan")
@@ -163,13 +192,21 @@ def evaluate(Xt: np.ndarray, labels: np.ndarray, metric: str, *, silhouette_samp
     return row
 
 
-def _cache_key(cfg: Config, fp: str, seed: int, silhouette_sample: int | None,
-               optics_subsample: int | None) -> str:
+def _cache_key(
+    cfg: Config, fp: str, seed: int, silhouette_sample: int | None, optics_subsample: int | None
+) -> str:
     return cfg.key(f"{fp}|sil={silhouette_sample}|opt={optics_subsample}|seed={seed}")
 
 
-def compute_one(X: np.ndarray, cfg: Config, key: str, *, seed: int = 0, silhouette_sample: int | None = None,
-                optics_subsample: int | None = 10_000) -> tuple[dict, np.ndarray]:
+def compute_one(
+    X: np.ndarray,
+    cfg: Config,
+    key: str,
+    *,
+    seed: int = 0,
+    silhouette_sample: int | None = None,
+    optics_subsample: int | None = 10_000,
+) -> tuple[dict, np.ndarray]:
     """Cluster and score one configuration (pure: no files). Returns the metrics row and an
     ``(n, 2)`` int64 array of (row index, label).
 
@@ -178,13 +215,19 @@ def compute_one(X: np.ndarray, cfg: Config, key: str, *, seed: int = 0, silhouet
     BLAS runs single-threaded here: multi-threaded reductions change the last bit of e.g. the
     Davies-Bouldin score with the thread count, which differs between backends.
     """
-    return compute_group(X, [(cfg, key)], seed=seed, silhouette_sample=silhouette_sample,
-                         optics_subsample=optics_subsample)[0]
+    return compute_group(
+        X, [(cfg, key)], seed=seed, silhouette_sample=silhouette_sample, optics_subsample=optics_subsample
+    )[0]
 
 
-def compute_group(X: np.ndarray, tasks: list[tuple[Config, str]], *, seed: int = 0,
-                  silhouette_sample: int | None = None,
-                  optics_subsample: int | None = 10_000) -> list[tuple[dict, np.ndarray]]:
+def compute_group(
+    X: np.ndarray,
+    tasks: list[tuple[Config, str]],
+    *,
+    seed: int = 0,
+    silhouette_sample: int | None = None,
+    optics_subsample: int | None = 10_000,
+) -> list[tuple[dict, np.ndarray]]:
     """:func:`compute_one` for several configurations that cluster the same rows with the same
     transform and metric (:func:`share_groups`): the transform runs once and one
     :func:`~schedlab.polaris.scoring.point_silhouettes_many` pass scores every labelling, so the
@@ -196,8 +239,13 @@ def compute_group(X: np.ndarray, tasks: list[tuple[Config, str]], *, seed: int =
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1):
-        return _compute_group(np.asarray(X), tasks, seed=seed, silhouette_sample=silhouette_sample,
-                              optics_subsample=optics_subsample)
+        return _compute_group(
+            np.asarray(X),
+            tasks,
+            seed=seed,
+            silhouette_sample=silhouette_sample,
+            optics_subsample=optics_subsample,
+        )
 
 
 def _rows_used(n: int, cfg: Config, rng: np.random.Generator, optics_subsample: int | None) -> np.ndarray:
@@ -217,20 +265,42 @@ def _compute_group(X, tasks, *, seed, silhouette_sample, optics_subsample):
         t0, c0 = time.perf_counter(), time.thread_time()
         Xt = fits[0]["Xt"] if fits else transform(X[idx], cfg.transform)  # shared rows: one transform
         labels = cluster(Xt, cfg)
-        fits.append({"cfg": cfg, "key": key, "rng": rng, "idx": idx, "Xt": Xt, "labels": labels,
-                     "fit": time.perf_counter() - t0, "fit_cpu": time.thread_time() - c0})
+        fits.append(
+            {
+                "cfg": cfg,
+                "key": key,
+                "rng": rng,
+                "idx": idx,
+                "Xt": Xt,
+                "labels": labels,
+                "fit": time.perf_counter() - t0,
+                "fit_cpu": time.thread_time() - c0,
+            }
+        )
     shared, shared_s, shared_cpu = _shared_silhouettes(fits, silhouette_sample)
     out = []
     for f, points in zip(fits, shared):
         cfg = f["cfg"]
         t0, c0 = time.perf_counter(), time.thread_time()
-        metrics = evaluate(f["Xt"], f["labels"], cfg.metric, silhouette_sample=silhouette_sample, rng=f["rng"],
-                           silhouette=cfg.silhouette, points=points)
-        row = {**asdict(cfg), **metrics,
-               # wall and CPU time of this thread (BLAS and HDBSCAN run single-threaded here)
-               "fit_seconds": f["fit"], "seconds": f["fit"] + shared_s + time.perf_counter() - t0,
-               "cpu_seconds": f["fit_cpu"] + shared_cpu + time.thread_time() - c0, "key": f["key"],
-               "subsample": int(f["idx"].size) if f["idx"].size < len(X) else None}
+        metrics = evaluate(
+            f["Xt"],
+            f["labels"],
+            cfg.metric,
+            silhouette_sample=silhouette_sample,
+            rng=f["rng"],
+            silhouette=cfg.silhouette,
+            points=points,
+        )
+        row = {
+            **asdict(cfg),
+            **metrics,
+            # wall and CPU time of this thread (BLAS and HDBSCAN run single-threaded here)
+            "fit_seconds": f["fit"],
+            "seconds": f["fit"] + shared_s + time.perf_counter() - t0,
+            "cpu_seconds": f["fit_cpu"] + shared_cpu + time.thread_time() - c0,
+            "key": f["key"],
+            "subsample": int(f["idx"].size) if f["idx"].size < len(X) else None,
+        }
         out.append((row, np.column_stack([f["idx"], f["labels"]]).astype(np.int64)))
     return out
 
@@ -245,7 +315,9 @@ def _shared_silhouettes(fits: list[dict], silhouette_sample: int | None):
     todo = [i for i, f in enumerate(fits) if scoring.silhouette_defined(f["labels"])]
     points: list = [None] * len(fits)
     if todo:
-        many = scoring.point_silhouettes_many(fits[0]["Xt"], [fits[i]["labels"] for i in todo], fits[0]["cfg"].metric)
+        many = scoring.point_silhouettes_many(
+            fits[0]["Xt"], [fits[i]["labels"] for i in todo], fits[0]["cfg"].metric
+        )
         for i, p in zip(todo, many):
             points[i] = p
     n = len(fits)
@@ -263,8 +335,13 @@ def _share_key(cfg: Config, n: int, silhouette_sample: int | None, optics_subsam
     return (cfg.transform, cfg.metric)
 
 
-def share_groups(cfgs_keys: list[tuple[Config, str]], n: int, *, silhouette_sample: int | None,
-                 optics_subsample: int | None) -> list[list[tuple[Config, str]]]:
+def share_groups(
+    cfgs_keys: list[tuple[Config, str]],
+    n: int,
+    *,
+    silhouette_sample: int | None,
+    optics_subsample: int | None,
+) -> list[list[tuple[Config, str]]]:
     """Split ``(configuration, key)`` items into :func:`compute_group` tasks, in first-seen order."""
     groups: dict = {}
     for i, (cfg, key) in enumerate(cfgs_keys):
@@ -288,17 +365,25 @@ def _read_cache(cache_dir: Path, key: str) -> dict | None:
     return None
 
 
-def run_one(X: np.ndarray, cfg: Config, cache_dir: str | Path, *, seed: int = 0,
-            silhouette_sample: int | None = None, optics_subsample: int | None = 10_000,
-            fp: str | None = None) -> dict:
+def run_one(
+    X: np.ndarray,
+    cfg: Config,
+    cache_dir: str | Path,
+    *,
+    seed: int = 0,
+    silhouette_sample: int | None = None,
+    optics_subsample: int | None = 10_000,
+    fp: str | None = None,
+) -> dict:
     """Run (or load from cache) one configuration in this process; returns its metrics row."""
     cache_dir = Path(cache_dir)
     key = _cache_key(cfg, fp or fingerprint(X), seed, silhouette_sample, optics_subsample)
     cached = _read_cache(cache_dir, key)
     if cached is not None:
         return cached
-    row, labels = compute_one(X, cfg, key, seed=seed, silhouette_sample=silhouette_sample,
-                              optics_subsample=optics_subsample)
+    row, labels = compute_one(
+        X, cfg, key, seed=seed, silhouette_sample=silhouette_sample, optics_subsample=optics_subsample
+    )
     _write_cache(cache_dir, row, labels)
     return row
 
@@ -321,9 +406,19 @@ def _check_backend(n_jobs: int, scheduler, executor: Executor | None) -> None:
         raise ValueError("give either n_jobs (local processes) or scheduler (Dask), not both")
 
 
-def run_grid(X: np.ndarray, cfgs: list[Config], cache_dir: str | Path, *, n_jobs: int = 1, seed: int = 0,
-             silhouette_sample: int | None = None, optics_subsample: int | None = 10_000,
-             scheduler=None, executor: Executor | None = None, progress: bool = True) -> pd.DataFrame:
+def run_grid(
+    X: np.ndarray,
+    cfgs: list[Config],
+    cache_dir: str | Path,
+    *,
+    n_jobs: int = 1,
+    seed: int = 0,
+    silhouette_sample: int | None = None,
+    optics_subsample: int | None = 10_000,
+    scheduler=None,
+    executor: Executor | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
     """Run every configuration on one executor; cached ones are read back.
 
     Parameters
@@ -355,14 +450,24 @@ def run_grid(X: np.ndarray, cfgs: list[Config], cache_dir: str | Path, *, n_jobs
     rows = {k: r for k in keys if (r := _read_cache(cache_dir, k)) is not None}
     todo = [(c, k) for c, k in zip(cfgs, keys) if k not in rows]
     if todo:
-        tasks = share_groups(todo, len(X), silhouette_sample=silhouette_sample, optics_subsample=optics_subsample)
+        tasks = share_groups(
+            todo, len(X), silhouette_sample=silhouette_sample, optics_subsample=optics_subsample
+        )
         desc = f"grid: {len(todo)} configurations in {len(tasks)} tasks"
         if rows:
             desc += f" ({len(rows)} of {len(cfgs)} cached)"
         spec = executor if executor is not None else scheduler if scheduler is not None else n_jobs
         with parallel.executor(spec) as ex:  # closes only what it opened
-            for _, results in ex.imap(_compute_task, tasks, X, seed=seed, silhouette_sample=silhouette_sample,
-                                      optics_subsample=optics_subsample, desc=desc, progress=progress):
+            for _, results in ex.imap(
+                _compute_task,
+                tasks,
+                X,
+                seed=seed,
+                silhouette_sample=silhouette_sample,
+                optics_subsample=optics_subsample,
+                desc=desc,
+                progress=progress,
+            ):
                 for row, labels in results:
                     _write_cache(cache_dir, row, labels)
                     rows[row["key"]] = row
@@ -379,7 +484,9 @@ RUN_COLUMNS = ("algorithm", "transform", "metric", "min_cluster_size", "key")
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Table IV: mean/min/max/std of the per-run statistics per algorithm."""
     cols = ["n_outliers", "n_clusters", "mean_cluster_size", "avg_silhouette", "davies_bouldin_score"]
-    out = table.groupby("algorithm")[cols].agg(["mean", "min", "max", "std"]).stack(level=1, future_stack=True)
+    out = (
+        table.groupby("algorithm")[cols].agg(["mean", "min", "max", "std"]).stack(level=1, future_stack=True)
+    )
     out.index.names = ["algorithm", "stat"]
     return out.reset_index()
 

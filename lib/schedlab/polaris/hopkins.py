@@ -6,7 +6,7 @@ data's bounding box to their nearest data point; Euclidean distance (pyclusterte
 Minkowski p=2). Uniform data gives ~0.5, clustered data tends to 0 (the paper reads >= 0.3 as
 random). No ``d``-th powers, as in pyclustertend.
 
-Why not pyclustertend itself (the issue asked for it): pyclustertend 1.10 pins ``pandas<3``,
+Why not pyclustertend itself (the obvious package for it): pyclustertend 1.10 pins ``pandas<3``,
 which conflicts with this project's pandas, and it draws from numpy's global RNG (this project
 passes explicit ``Generator`` objects). So it is not a dependency: this is an independent
 implementation, tested against a brute-force one (``tests/polaris/test_hopkins.py``). A one-off
@@ -28,7 +28,9 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 
-def hopkins_draws(X: np.ndarray, sampling_size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def hopkins_draws(
+    X: np.ndarray, sampling_size: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """The random parts of one Hopkins evaluation: sampled row indices and uniform points."""
     X = np.asarray(X, dtype=float)
     n, d = X.shape
@@ -65,6 +67,9 @@ def hopkins_panel(X: np.ndarray, sampling_sizes, *, rng: np.random.Generator, re
     ``sampling_size, repeat, hopkins``."""
     import pandas as pd
 
-    rows = [{"sampling_size": int(m), "repeat": r, "hopkins": hopkins(X, int(m), rng=rng)}
-            for m in sampling_sizes for r in range(repeats)]
+    rows = [
+        {"sampling_size": int(m), "repeat": r, "hopkins": hopkins(X, int(m), rng=rng)}
+        for m in sampling_sizes
+        for r in range(repeats)
+    ]
     return pd.DataFrame(rows)

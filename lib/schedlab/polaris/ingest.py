@@ -79,8 +79,15 @@ class _Counting:
         return False
 
 
-def archive_to_parquet(archive: str | Path, table: str, dest: str | Path, *, expected_sha256: str | None = None,
-                       block_size: int = 16 << 20, progress: bool = True) -> int:
+def archive_to_parquet(
+    archive: str | Path,
+    table: str,
+    dest: str | Path,
+    *,
+    expected_sha256: str | None = None,
+    block_size: int = 16 << 20,
+    progress: bool = True,
+) -> int:
     """Stream ``pai_<table>.tar.gz`` into a Parquet file; returns the number of rows.
 
     Raises :class:`TraceFormatError` naming the file for: a missing archive, a checksum mismatch,
@@ -97,11 +104,14 @@ def archive_to_parquet(archive: str | Path, table: str, dest: str | Path, *, exp
     if not archive.is_file():
         raise TraceFormatError(
             f"{archive}: archive missing; fetch the real one (`schedlab fetch alibaba-pai --optional`) "
-            f"or write a synthetic trace (`schedlab polaris synthesize`)")
+            f"or write a synthetic trace (`schedlab polaris synthesize`)"
+        )
     if expected_sha256 is not None:
         got = sha256_file(archive)
         if got != expected_sha256:
-            raise TraceFormatError(f"{archive}: checksum mismatch, expected sha256 {expected_sha256}, got {got}")
+            raise TraceFormatError(
+                f"{archive}: checksum mismatch, expected sha256 {expected_sha256}, got {got}"
+            )
     cols = list(TABLES[table])
     types = {c: (pa.float64() if c in NUMERIC[table] else pa.string()) for c in cols}
     rows = 0
@@ -113,17 +123,22 @@ def archive_to_parquet(archive: str | Path, table: str, dest: str | Path, *, exp
             while member is not None and not member.isfile():
                 member = tar.next()
             if member is None or Path(member.name).name != f"{table}.csv":
-                raise TraceFormatError(f"{archive}: expected one member {table}.csv, found "
-                                       f"{[member.name] if member is not None else []}")
+                raise TraceFormatError(
+                    f"{archive}: expected one member {table}.csv, found "
+                    f"{[member.name] if member is not None else []}"
+                )
             fh = tar.extractfile(member)
-            with progress_bar(total=member.size, unit="B", unit_scale=True, desc=table, disable=not progress,
-                              leave=False) as bar:
+            with progress_bar(
+                total=member.size, unit="B", unit_scale=True, desc=table, disable=not progress, leave=False
+            ) as bar:
                 reader = pacsv.open_csv(
                     _Counting(fh, bar),
                     read_options=pacsv.ReadOptions(column_names=cols, block_size=block_size),
                     parse_options=pacsv.ParseOptions(newlines_in_values=False),
-                    convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=True,
-                                                         quoted_strings_can_be_null=True))
+                    convert_options=pacsv.ConvertOptions(
+                        column_types=types, strings_can_be_null=True, quoted_strings_can_be_null=True
+                    ),
+                )
                 schema = pa.schema([(c, types[c]) for c in cols])
                 with pq.ParquetWriter(tmp, schema) as writer:
                     for batch in reader:
@@ -131,8 +146,9 @@ def archive_to_parquet(archive: str | Path, table: str, dest: str | Path, *, exp
                         rows += batch.num_rows
             extra = [m.name for m in iter(tar.next, None) if m.isfile()]  # reads on to the end-of-archive
             if extra:
-                raise TraceFormatError(f"{archive}: expected one member {table}.csv, found "
-                                       f"{[member.name, *extra]}")
+                raise TraceFormatError(
+                    f"{archive}: expected one member {table}.csv, found {[member.name, *extra]}"
+                )
             if rows == 0:
                 raise TraceFormatError(f"{archive}: {table}.csv has no rows")
     except TraceFormatError:
@@ -143,10 +159,14 @@ def archive_to_parquet(archive: str | Path, table: str, dest: str | Path, *, exp
             raise TraceFormatError(f"{archive}: {table}.csv has no rows") from None
         hint = f"expected {len(cols)} comma-separated columns ({', '.join(cols)})"
         where = _locate_bad_line(archive, table)  # Arrow's block reader does not say which line
-        raise TraceFormatError(f"{archive} ({table}.csv{', ' + where if where else ''}): {msg}; {hint}") from None
+        raise TraceFormatError(
+            f"{archive} ({table}.csv{', ' + where if where else ''}): {msg}; {hint}"
+        ) from None
     except (EOFError, tarfile.TarError, zlib.error, OSError) as exc:
-        raise TraceFormatError(f"{archive}: not a complete gzip tar archive ({type(exc).__name__}: {exc}); "
-                               "the download may be truncated") from None
+        raise TraceFormatError(
+            f"{archive}: not a complete gzip tar archive ({type(exc).__name__}: {exc}); "
+            "the download may be truncated"
+        ) from None
     return rows
 
 
@@ -200,14 +220,22 @@ def verify_archive(archive: Path, sha256: str | None, size: int | None = None) -
     expected (a short file is reported as truncated)."""
     if size is not None and (got_size := archive.stat().st_size) != size:
         what = "truncated" if got_size < size else "larger than the upstream archive"
-        raise TraceFormatError(f"{archive}: {what}: {got_size:,} bytes, expected {size:,} (upstream size); "
-                               "download it again")
+        raise TraceFormatError(
+            f"{archive}: {what}: {got_size:,} bytes, expected {size:,} (upstream size); download it again"
+        )
     if sha256 is not None and (got := sha256_file(archive)) != sha256:
         raise TraceFormatError(f"{archive}: checksum mismatch, expected sha256 {sha256}, got {got}")
 
 
-def ingest_archives(trace_dir: str | Path, work_dir: str | Path, *, checksums: dict[str, str] | None = None,
-                    sizes: dict[str, int] | None = None, progress: bool = True, force: bool = False) -> dict[str, Path]:
+def ingest_archives(
+    trace_dir: str | Path,
+    work_dir: str | Path,
+    *,
+    checksums: dict[str, str] | None = None,
+    sizes: dict[str, int] | None = None,
+    progress: bool = True,
+    force: bool = False,
+) -> dict[str, Path]:
     """Convert the five trace archives (and the machine spec) of ``trace_dir`` to Parquet in
     ``work_dir``.
 
@@ -221,8 +249,10 @@ def ingest_archives(trace_dir: str | Path, work_dir: str | Path, *, checksums: d
     tables = (*TRACE_TABLES, "pai_machine_spec")
     missing = [t for t in tables if not (trace_dir / f"{t}.tar.gz").is_file()]
     if missing:
-        raise TraceFormatError(f"{trace_dir}: missing archives {[m + '.tar.gz' for m in missing]}; fetch the real "
-                               "trace (`schedlab fetch alibaba-pai --optional`) or synthesize one")
+        raise TraceFormatError(
+            f"{trace_dir}: missing archives {[m + '.tar.gz' for m in missing]}; fetch the real "
+            "trace (`schedlab fetch alibaba-pai --optional`) or synthesize one"
+        )
     todo = [t for t in tables if force or not (work_dir / f"{t}.parquet").is_file()]
     for t in todo:
         verify_archive(trace_dir / f"{t}.tar.gz", (checksums or {}).get(t), (sizes or {}).get(t))
@@ -261,13 +291,19 @@ def require_parquet(path: str | Path, what: str = "the joined trace") -> Path:
     except OSError as exc:
         raise TraceFormatError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
     if head != b"PAR1" or tail != b"PAR1":
-        raise TraceFormatError(f"{path}: not a Parquet file; expected {what} as written by "
-                               "`schedlab polaris ingest` (a .parquet file)")
+        raise TraceFormatError(
+            f"{path}: not a Parquet file; expected {what} as written by "
+            "`schedlab polaris ingest` (a .parquet file)"
+        )
     return path
 
 
-def connect(memory_limit: str = "4GB", threads: int = 2, temp_directory: str | Path | None = None,
-            progress: bool = True):
+def connect(
+    memory_limit: str = "4GB",
+    threads: int = 2,
+    temp_directory: str | Path | None = None,
+    progress: bool = True,
+):
     """A DuckDB connection with bounded memory (spills to ``temp_directory``) and a progress bar."""
     import duckdb
 
@@ -290,11 +326,41 @@ def connect(memory_limit: str = "4GB", threads: int = 2, temp_directory: str | P
 FIRST_FIELD_KEY_TABLES: tuple[str, ...] = ("pai_job_table", "pai_task_table", "pai_group_tag_table")
 #: the joined table's columns, in order (both the materialised join and :func:`build_rows`)
 JOINED_COLUMNS: tuple[str, ...] = (
-    "row", "job_name", "inst_id", "user", "task_name", "inst_num", "status", "start_time", "end_time",
-    "plan_cpu", "plan_mem", "plan_gpu", "gpu_type", "group", "workload", "inst_name", "worker_name", "machine",
-    "gpu_type_machine_spec", "cap_cpu_machine_spec", "cap_mem_machine_spec", "cap_gpu_machine_spec",
-    "gpu_name", "cpu_usage", "gpu_wrk_util", "avg_mem", "max_mem", "avg_gpu_wrk_mem", "max_gpu_wrk_mem",
-    "read", "write", "read_count", "write_count", "duration")
+    "row",
+    "job_name",
+    "inst_id",
+    "user",
+    "task_name",
+    "inst_num",
+    "status",
+    "start_time",
+    "end_time",
+    "plan_cpu",
+    "plan_mem",
+    "plan_gpu",
+    "gpu_type",
+    "group",
+    "workload",
+    "inst_name",
+    "worker_name",
+    "machine",
+    "gpu_type_machine_spec",
+    "cap_cpu_machine_spec",
+    "cap_mem_machine_spec",
+    "cap_gpu_machine_spec",
+    "gpu_name",
+    "cpu_usage",
+    "gpu_wrk_util",
+    "avg_mem",
+    "max_mem",
+    "avg_gpu_wrk_mem",
+    "max_gpu_wrk_mem",
+    "read",
+    "write",
+    "read_count",
+    "write_count",
+    "duration",
+)
 
 
 def _sql_type(table: str, col: str) -> str:
@@ -311,8 +377,10 @@ def _views(con, parquet: dict[str, Path], kind: str = "faithful") -> None:
     """
     for t, path in parquet.items():
         cols = ", ".join(f'"{c}"' for c in TABLES[t])
-        sel = (f"SELECT {cols}, file_row_number AS r FROM read_parquet('{Path(path).as_posix()}', "
-               "file_row_number=true)")
+        sel = (
+            f"SELECT {cols}, file_row_number AS r FROM read_parquet('{Path(path).as_posix()}', "
+            "file_row_number=true)"
+        )
         if kind == "authors" and t in TRACE_TABLES:
             n = con.execute(f"SELECT count(*) FROM read_parquet('{Path(path).as_posix()}')").fetchone()[0]
             if t in FIRST_FIELD_KEY_TABLES:
@@ -327,13 +395,30 @@ def _key_eq(kind: str) -> str:
     return "IS NOT DISTINCT FROM" if kind == "authors" else "="
 
 
-_SENSOR = ", ".join(f"s.{c}" for c in ("gpu_name", "cpu_usage", "gpu_wrk_util", "avg_mem", "max_mem",
-                                       "avg_gpu_wrk_mem", "max_gpu_wrk_mem", "read", "write", "read_count",
-                                       "write_count"))
-_SPEC = ("m.gpu_type AS gpu_type_machine_spec, m.cap_cpu AS cap_cpu_machine_spec, "
-         "m.cap_mem AS cap_mem_machine_spec, m.cap_gpu AS cap_gpu_machine_spec")
-_TG_COLS = ('job_name, inst_id, "user", task_name, inst_num, status, start_time, end_time, plan_cpu, plan_mem, '
-            'plan_gpu, gpu_type, "group", workload')
+_SENSOR = ", ".join(
+    f"s.{c}"
+    for c in (
+        "gpu_name",
+        "cpu_usage",
+        "gpu_wrk_util",
+        "avg_mem",
+        "max_mem",
+        "avg_gpu_wrk_mem",
+        "max_gpu_wrk_mem",
+        "read",
+        "write",
+        "read_count",
+        "write_count",
+    )
+)
+_SPEC = (
+    "m.gpu_type AS gpu_type_machine_spec, m.cap_cpu AS cap_cpu_machine_spec, "
+    "m.cap_mem AS cap_mem_machine_spec, m.cap_gpu AS cap_gpu_machine_spec"
+)
+_TG_COLS = (
+    'job_name, inst_id, "user", task_name, inst_num, status, start_time, end_time, plan_cpu, plan_mem, '
+    'plan_gpu, gpu_type, "group", workload'
+)
 
 
 def _units_cte(kind: str) -> str:
@@ -392,19 +477,31 @@ class JoinInfo:
 
 
 def workload_counts(con, parquet: str | Path) -> dict[str, int]:
-    df = con.execute(f"SELECT workload, count(*) AS n FROM read_parquet('{Path(parquet).as_posix()}') "
-                     "GROUP BY workload ORDER BY workload").fetch_df()
+    df = con.execute(
+        f"SELECT workload, count(*) AS n FROM read_parquet('{Path(parquet).as_posix()}') "
+        "GROUP BY workload ORDER BY workload"
+    ).fetch_df()
     return dict(zip(df["workload"], df["n"].astype(int)))
 
 
 def check_workloads(counts: dict[str, int], where: str) -> None:
     unknown = sorted(set(counts) - set(WORKLOADS))
     if unknown:
-        raise TraceFormatError(f"{where}: unknown workload names {unknown}; expected a subset of {list(WORKLOADS)}")
+        raise TraceFormatError(
+            f"{where}: unknown workload names {unknown}; expected a subset of {list(WORKLOADS)}"
+        )
 
 
-def join(parquet: dict[str, Path], dest: str | Path, *, kind: str = "faithful", memory_limit: str = "4GB",
-         threads: int = 2, temp_directory: str | Path | None = None, progress: bool = True) -> JoinInfo:
+def join(
+    parquet: dict[str, Path],
+    dest: str | Path,
+    *,
+    kind: str = "faithful",
+    memory_limit: str = "4GB",
+    threads: int = 2,
+    temp_directory: str | Path | None = None,
+    progress: bool = True,
+) -> JoinInfo:
     """Join the ingested tables into ``dest`` (Parquet, written atomically)."""
     dest = Path(dest)
     with _join_connection(parquet, kind, dest, memory_limit, threads, temp_directory, progress) as con:
@@ -415,8 +512,15 @@ def join(parquet: dict[str, Path], dest: str | Path, *, kind: str = "faithful", 
 
 
 @contextlib.contextmanager
-def _join_connection(parquet: dict[str, Path], kind: str, dest: Path, memory_limit: str, threads: int,
-                     temp_directory: str | Path | None, progress: bool):
+def _join_connection(
+    parquet: dict[str, Path],
+    kind: str,
+    dest: Path,
+    memory_limit: str,
+    threads: int,
+    temp_directory: str | Path | None,
+    progress: bool,
+):
     """A DuckDB connection with the join's views, the group-tag workloads checked; a spill folder
     made here goes when the block ends."""
     spill = Path(temp_directory or dest.parent / ".duckdb_tmp")
@@ -424,8 +528,9 @@ def _join_connection(parquet: dict[str, Path], kind: str, dest: Path, memory_lim
     con = connect(memory_limit, threads, spill, progress)
     try:
         _views(con, parquet, kind)
-        gt = con.execute("SELECT DISTINCT workload FROM pai_group_tag_table WHERE workload IS NOT NULL "
-                         "AND workload <> ''").fetch_df()
+        gt = con.execute(
+            "SELECT DISTINCT workload FROM pai_group_tag_table WHERE workload IS NOT NULL AND workload <> ''"
+        ).fetch_df()
         check_workloads({w: 0 for w in gt["workload"]}, str(parquet["pai_group_tag_table"]))
         yield con
     finally:
@@ -461,8 +566,16 @@ def plan_sql(kind: str) -> str:
       ORDER BY {_UNIT_ORDER}"""
 
 
-def plan_join(parquet: dict[str, Path], dest: str | Path, *, kind: str = "faithful", memory_limit: str = "4GB",
-              threads: int = 2, temp_directory: str | Path | None = None, progress: bool = True) -> JoinInfo:
+def plan_join(
+    parquet: dict[str, Path],
+    dest: str | Path,
+    *,
+    kind: str = "faithful",
+    memory_limit: str = "4GB",
+    threads: int = 2,
+    temp_directory: str | Path | None = None,
+    progress: bool = True,
+) -> JoinInfo:
     """Write the join plan of ``kind`` to ``dest`` (Parquet, atomically) instead of the joined rows.
 
     ``JoinInfo.rows`` / ``per_workload`` equal those of :func:`join` with the same ``kind``;
@@ -475,17 +588,23 @@ def plan_join(parquet: dict[str, Path], dest: str | Path, *, kind: str = "faithf
 
     dest = Path(dest)
     with _join_connection(parquet, kind, dest, memory_limit, threads, temp_directory, progress) as con:
-        dup = con.execute("SELECT machine FROM pai_machine_spec GROUP BY machine HAVING count(*) > 1 "
-                          "LIMIT 3").fetchall()
+        dup = con.execute(
+            "SELECT machine FROM pai_machine_spec GROUP BY machine HAVING count(*) > 1 LIMIT 3"
+        ).fetchall()
         if dup:
-            raise TraceFormatError(f"{parquet['pai_machine_spec']}: machine {dup[0][0]!r} appears more than once; "
-                                   "expected one row per machine")
+            raise TraceFormatError(
+                f"{parquet['pai_machine_spec']}: machine {dup[0][0]!r} appears more than once; "
+                "expected one row per machine"
+            )
         units = con.sql(plan_sql(kind)).to_arrow_table()
     weight = np.asarray(units["ni"], np.int64) * np.asarray(units["ns"], np.int64)
     start = np.concatenate([[0], np.cumsum(weight)[:-1]]).astype(np.int64)
     units = units.append_column("start", pa.array(start)).append_column("weight", pa.array(weight))
-    meta = {"kind": kind, "rows": int(weight.sum()),
-            "parquet": {t: Path(v).resolve().as_posix() for t, v in parquet.items()}}
+    meta = {
+        "kind": kind,
+        "rows": int(weight.sum()),
+        "parquet": {t: Path(v).resolve().as_posix() for t, v in parquet.items()},
+    }
     units = units.replace_schema_metadata({_PLAN_META: json.dumps(meta).encode()})
     with atomic_path(dest) as tmp:
         pq.write_table(units, tmp)
@@ -545,8 +664,14 @@ def unseen_rows(n_rows: int, taken: np.ndarray, n: int, rng: np.random.Generator
     return np.sort(idx + np.searchsorted(shifted, idx, side="right"))
 
 
-def build_rows(plan: str | Path, rows: np.ndarray, *, units: pd.DataFrame | None = None,
-               memory_limit: str = "2GB", threads: int = 2) -> pd.DataFrame:
+def build_rows(
+    plan: str | Path,
+    rows: np.ndarray,
+    *,
+    units: pd.DataFrame | None = None,
+    memory_limit: str = "2GB",
+    threads: int = 2,
+) -> pd.DataFrame:
     """The joined rows numbered ``rows`` (columns :data:`JOINED_COLUMNS`, ordered by ``row``),
     fetched from the ingested tables: only the drawn units' task / job / group-tag rows and the
     instance and sensor rows of their ``inst_id`` are read in full."""
@@ -559,9 +684,17 @@ def build_rows(plan: str | Path, rows: np.ndarray, *, units: pd.DataFrame | None
     u = np.searchsorted(start, rows, side="right") - 1
     off = rows - start[u]
     ns = units["ns"].to_numpy()[u]
-    picks = pd.DataFrame({"row": rows, "r_t": units["r_t"].to_numpy()[u], "r_j": units["r_j"].to_numpy()[u],
-                          "r_g": units["r_g"].to_numpy()[u], "inst_id": units["inst_id"].to_numpy()[u],
-                          "a": off // ns, "b": off % ns})
+    picks = pd.DataFrame(
+        {
+            "row": rows,
+            "r_t": units["r_t"].to_numpy()[u],
+            "r_j": units["r_j"].to_numpy()[u],
+            "r_g": units["r_g"].to_numpy()[u],
+            "inst_id": units["inst_id"].to_numpy()[u],
+            "a": off // ns,
+            "b": off % ns,
+        }
+    )
     eq = _key_eq(meta["kind"])
     con = connect(memory_limit, threads, None, progress=False)
     try:
@@ -588,8 +721,10 @@ def build_rows(plan: str | Path, rows: np.ndarray, *, units: pd.DataFrame | None
     finally:
         con.close()
     if len(out) != rows.size:  # a plan older than its Parquet files, or files changed under it
-        raise TraceFormatError(f"{plan}: built {len(out)} of {rows.size} rows; the ingested tables changed "
-                               "since the plan was written; re-run the ingest")
+        raise TraceFormatError(
+            f"{plan}: built {len(out)} of {rows.size} rows; the ingested tables changed "
+            "since the plan was written; re-run the ingest"
+        )
     return out
 
 

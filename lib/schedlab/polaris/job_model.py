@@ -19,12 +19,24 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from schedlab.polaris.schema import (JOB_STATUS_COUNTS, REAL_GROUP_TAG_ROWS, REAL_JOB_ROWS, SENSOR_FEATURES,
-                                       TABLE_I_SIZES, TASK_FEATURES, WORKLOAD_JOB_COUNTS, WORKLOADS)
+from schedlab.polaris.schema import (
+    JOB_STATUS_COUNTS,
+    REAL_GROUP_TAG_ROWS,
+    REAL_JOB_ROWS,
+    SENSOR_FEATURES,
+    TABLE_I_SIZES,
+    TASK_FEATURES,
+    WORKLOAD_JOB_COUNTS,
+    WORKLOADS,
+)
+
+if TYPE_CHECKING:  # the planted module builds on this one, so the name is only for annotations
+    from schedlab.polaris.planted import PlantedModes
 
 #: columns copied from a template row without noise: discrete plan values and the GPU-memory
 #: maximum, which sits on repeated exact values in the real rows
@@ -85,8 +97,9 @@ def _templates(idx: np.ndarray, rows: pd.DataFrame) -> JobTemplates:
     inst = sub["inst_num"].to_numpy(float)
     n_inst = inst[first] + np.where(second >= 0, inst[np.maximum(second, 0)], 0.0)
     n_tasks = 1.0 + (second >= 0)
-    return JobTemplates(idx[first], np.where(second >= 0, idx[np.maximum(second, 0)], -1),
-                        float(np.mean(n_tasks * n_inst ** 2)))
+    return JobTemplates(
+        idx[first], np.where(second >= 0, idx[np.maximum(second, 0)], -1), float(np.mean(n_tasks * n_inst**2))
+    )
 
 
 @dataclass
@@ -101,11 +114,13 @@ class JobModel:
     pair_share_none: float  # P(two tasks) for jobs without a workload
     start_sd: float
     none_weights: tuple[np.ndarray, np.ndarray] = (np.ones(0), np.ones(0))  # singles, pairs (no workload)
-    log_sd: dict[str, np.ndarray] = field(default_factory=dict)  # per column: robust sd of log values, per row
+    log_sd: dict[str, np.ndarray] = field(
+        default_factory=dict
+    )  # per column: robust sd of log values, per row
     #: planted profiles (:class:`schedlab.polaris.planted.PlantedModes`, set by
     #: :func:`schedlab.polaris.planted.plant_profiles`); None: none planted. Not imported here: the
     #: planted module builds on this one.
-    planted: "PlantedModes | None" = None
+    planted: PlantedModes | None = None
 
 
 #: noise of v2's continuous columns, as a fraction of each row's local spread: the log distance
@@ -157,25 +172,31 @@ def fit_job_model(rows: pd.DataFrame) -> JobModel:
     rows = rows.reset_index(drop=True)
     values = {c: rows[c].to_numpy(dtype=float) for c in (*TASK_FEATURES, "duration", *SENSOR_FEATURES)}
     values["plan_gpu"] = np.nan_to_num(values["plan_gpu"])  # NaN = CPU-only task
-    meta = {"user": rows["user"].astype(str).to_numpy(), "group": rows["group"].astype(str).to_numpy(),
-            "gpu_type": rows["gpu_type"].fillna("").astype(str).to_numpy(),
-            "task_name": rows["task_name"].astype(str).to_numpy()}
+    meta = {
+        "user": rows["user"].astype(str).to_numpy(),
+        "group": rows["group"].astype(str).to_numpy(),
+        "gpu_type": rows["gpu_type"].fillna("").astype(str).to_numpy(),
+        "task_name": rows["task_name"].astype(str).to_numpy(),
+    }
     pooled = _templates(np.arange(len(rows)), rows)
     templates = {"": pooled}
     for w in WORKLOADS:
         idx = np.flatnonzero((rows["workload"] == w).to_numpy())
         has_other = idx.size > 0 and bool((rows["task_name"].iloc[idx] != "ps").any())
         templates[w] = _templates(idx, rows) if has_other else pooled
-    job_share, term, pair_none, none_share = strata_shares({w: templates[w].rows_per_job for w in WORKLOADS},
-                                                            {w: templates[w].pair_share for w in WORKLOADS})
+    job_share, term, pair_none, none_share = strata_shares(
+        {w: templates[w].rows_per_job for w in WORKLOADS}, {w: templates[w].pair_share for w in WORKLOADS}
+    )
     model = JobModel(values, meta, templates, job_share, term, pair_none, float(np.std(values["start_time"])))
     model.none_weights = _none_weights(model, none_share)
     model.log_sd = _log_sd_per_row(rows, (*NOISY_SENSORS, "duration"))
     return model
 
 
-def strata_shares(rows_per_job: dict[str, float], pair_share: dict[str, float],
-                   ) -> tuple[dict[str, float], dict[str, float], float, float]:
+def strata_shares(
+    rows_per_job: dict[str, float],
+    pair_share: dict[str, float],
+) -> tuple[dict[str, float], dict[str, float], float, float]:
     """Job and terminated shares per workload that size each faithful-join stratum as Table I,
     given a workload job's expected join rows and two-task share; returns them with the two-task
     share and the share of jobs without a workload."""
@@ -223,10 +244,17 @@ def _none_weights(model: JobModel, none_share: float) -> tuple[np.ndarray, np.nd
     return weights(hi)
 
 
-
 #: the columns of the real rows :func:`fit_job_model` reads
-CALIBRATION_COLUMNS: tuple[str, ...] = (*TASK_FEATURES, "duration", *SENSOR_FEATURES, "workload", "user", "group",
-                                        "task_name", "gpu_type")
+CALIBRATION_COLUMNS: tuple[str, ...] = (
+    *TASK_FEATURES,
+    "duration",
+    *SENSOR_FEATURES,
+    "workload",
+    "user",
+    "group",
+    "task_name",
+    "gpu_type",
+)
 
 
 def calibrate(rows: pd.DataFrame) -> JobModel:

@@ -24,7 +24,15 @@ from schedlab.polaris.pipeline import run_record
 SCORES = ("scores_v1", "scores_v3", "CCPM")
 ALGORITHMS = ("hdbscan", "optics")
 #: the fields of a best run the panel summary keeps
-BEST_FIELDS = ("transform", "metric", "min_cluster_size", "n_clusters", "n_outliers", "avg_silhouette", "scores_v1")
+BEST_FIELDS = (
+    "transform",
+    "metric",
+    "min_cluster_size",
+    "n_clusters",
+    "n_outliers",
+    "avg_silhouette",
+    "scores_v1",
+)
 
 
 def rescore_authors_grids() -> pd.DataFrame:
@@ -44,8 +52,18 @@ def rescore_authors_grids() -> pd.DataFrame:
 def authors_best(rescored: pd.DataFrame) -> tuple[dict[str, pd.Series], pd.DataFrame]:
     """The best stored ACQUIRES run per algorithm: the runs, and a table of their key fields."""
     best = {a: rescored[rescored.algorithm == a].loc[lambda d: d.scores_v1.idxmax()] for a in ALGORITHMS}
-    rows = pd.DataFrame(best).T[["transform_function", "metric", "min_cluster_size", "n_clusters", "n_outliers",
-                                 "avg_silhouette", "scores_v1", "scores_v1_ours"]]
+    rows = pd.DataFrame(best).T[
+        [
+            "transform_function",
+            "metric",
+            "min_cluster_size",
+            "n_clusters",
+            "n_outliers",
+            "avg_silhouette",
+            "scores_v1",
+            "scores_v1_ours",
+        ]
+    ]
     return best, rows.rename_axis("algorithm")
 
 
@@ -56,8 +74,15 @@ def table4_vs_paper(t4: pd.DataFrame, paper: dict[str, float]) -> pd.DataFrame:
     rows = []
     for key, value in paper.items():
         _, algo, stat, column = key.split(".", 3)
-        rows.append({"algorithm": algo, "stat": stat, "column": column, "paper": value,
-                     "ours": float(ours.loc[(algo, stat), column])})
+        rows.append(
+            {
+                "algorithm": algo,
+                "stat": stat,
+                "column": column,
+                "paper": value,
+                "ours": float(ours.loc[(algo, stat), column]),
+            }
+        )
     out = pd.DataFrame(rows)
     return out.assign(abs_diff=(out.ours - out.paper).abs())
 
@@ -68,10 +93,20 @@ def table1_rule(sizes: dict[str, int], paper_sampled: dict[str, int], total: int
     from schedlab.polaris import sampling
 
     rule = sampling.stratum_sizes(sizes, total)
-    t1 = pd.DataFrame({"workload": list(sizes), "size": list(sizes.values()),
-                       "sampled_paper": [paper_sampled[w] for w in sizes], "sampled_rule": [rule[w] for w in sizes]})
-    total_row = {"workload": "Total", "size": t1["size"].sum(), "sampled_paper": t1.sampled_paper.sum(),
-                 "sampled_rule": t1.sampled_rule.sum()}
+    t1 = pd.DataFrame(
+        {
+            "workload": list(sizes),
+            "size": list(sizes.values()),
+            "sampled_paper": [paper_sampled[w] for w in sizes],
+            "sampled_rule": [rule[w] for w in sizes],
+        }
+    )
+    total_row = {
+        "workload": "Total",
+        "size": t1["size"].sum(),
+        "sampled_paper": t1.sampled_paper.sum(),
+        "sampled_rule": t1.sampled_rule.sum(),
+    }
     return pd.concat([t1, pd.DataFrame([total_row])], ignore_index=True)
 
 
@@ -80,37 +115,73 @@ def hopkins_summary(hp: pd.DataFrame) -> pd.DataFrame:
     return hp.groupby("sampling_size").hopkins.agg(["mean", "std"]).reset_index()
 
 
-def panel_summary(rows: pd.DataFrame, hp: pd.DataFrame, panel: pd.DataFrame, authors: dict[str, pd.Series],
-                  rescored: pd.DataFrame, *, semantics: dict | None = None) -> dict:
+def panel_summary(
+    rows: pd.DataFrame,
+    hp: pd.DataFrame,
+    panel: pd.DataFrame,
+    authors: dict[str, pd.Series],
+    rescored: pd.DataFrame,
+    *,
+    semantics: dict | None = None,
+) -> dict:
     """``real_panel.json``: the panel's best runs, its Hopkins mean and the rescoring check, plus
     the ``semantics`` block (:func:`semantics_summary`) when given."""
     extra = {} if semantics is None else {"semantics": semantics}
-    return {"n_rows": int(len(rows)),
-            "hopkins_mean": float(hp.hopkins.mean()),
-            "best": {a: run_record(grid.best(panel, a), BEST_FIELDS) for a in ALGORITHMS},
-            "authors_best_hdbscan_scores_v1_ours": float(authors["hdbscan"].scores_v1_ours),
-            "authors_max_absdiff": float(rescored.filter(like="_absdiff").to_numpy().max()), **extra}
+    return {
+        "n_rows": int(len(rows)),
+        "hopkins_mean": float(hp.hopkins.mean()),
+        "best": {a: run_record(grid.best(panel, a), BEST_FIELDS) for a in ALGORITHMS},
+        "authors_best_hdbscan_scores_v1_ours": float(authors["hdbscan"].scores_v1_ours),
+        "authors_max_absdiff": float(rescored.filter(like="_absdiff").to_numpy().max()),
+        **extra,
+    }
 
 
 #: the clustering semantics the 800-row panel contrasts (``grid.Config`` fields): the authors'
 #: (the default) and this project's earlier reading, plus the two mixed ones that isolate each choice
-SEMANTICS = {"authors": {"silhouette": "non_noise", "optics_param": "min_samples"},
-             "earlier": {"silhouette": "with_noise", "optics_param": "min_cluster_size"},
-             "authors_silhouette_only": {"silhouette": "non_noise", "optics_param": "min_cluster_size"},
-             "authors_optics_only": {"silhouette": "with_noise", "optics_param": "min_samples"}}
-SEMANTICS_FIELDS = ("semantics", "silhouette", "optics_param", "transform", "metric", "min_cluster_size",
-                    "n_clusters", "n_outliers", "avg_silhouette", "scores_v1")
+SEMANTICS = {
+    "authors": {"silhouette": "non_noise", "optics_param": "min_samples"},
+    "earlier": {"silhouette": "with_noise", "optics_param": "min_cluster_size"},
+    "authors_silhouette_only": {"silhouette": "non_noise", "optics_param": "min_cluster_size"},
+    "authors_optics_only": {"silhouette": "with_noise", "optics_param": "min_samples"},
+}
+SEMANTICS_FIELDS = (
+    "semantics",
+    "silhouette",
+    "optics_param",
+    "transform",
+    "metric",
+    "min_cluster_size",
+    "n_clusters",
+    "n_outliers",
+    "avg_silhouette",
+    "scores_v1",
+)
 
 
-def semantics_grids(X, cache_dir, min_cluster_sizes, *, seed: int = 0, n_jobs: int = 1,
-                    semantics: dict[str, dict[str, str]] | None = None) -> pd.DataFrame:
+def semantics_grids(
+    X,
+    cache_dir,
+    min_cluster_sizes,
+    *,
+    seed: int = 0,
+    n_jobs: int = 1,
+    semantics: dict[str, dict[str, str]] | None = None,
+) -> pd.DataFrame:
     """The panel grid once per semantics (:data:`SEMANTICS`), all rows (no OPTICS subsample, as
     the authors), one table with a ``semantics`` column. Runs share ``cache_dir`` (the semantics are
     part of each run's cache key, so the default-semantics panel grid is read back, not rerun)."""
     frames = []
     for name, kw in (semantics or SEMANTICS).items():
-        t = grid.run_grid(X, grid.configs(min_cluster_sizes=min_cluster_sizes, **kw), cache_dir, seed=seed,
-                          n_jobs=n_jobs, optics_subsample=None, progress=False)
+        t = grid.run_grid(
+            X,
+            grid.configs(min_cluster_sizes=min_cluster_sizes, **kw),
+            cache_dir,
+            seed=seed,
+            n_jobs=n_jobs,
+            optics_subsample=None,
+            progress=False,
+        )
         frames.append(t.assign(semantics=name))
     return pd.concat(frames, ignore_index=True)
 
@@ -141,9 +212,14 @@ def semantics_summary(best: pd.DataFrame, gain: pd.DataFrame) -> dict:
     semantics per algorithm, and the HDBSCAN silhouette gain range."""
     pick = best[best.semantics.isin(["authors", "earlier"])]
     h = gain[gain.algorithm == "hdbscan"].iloc[0]
-    return {"best": {f"{r.semantics}.{r.algorithm}": run_record(pd.Series(r._asdict()), BEST_FIELDS)
-                     for r in pick.itertuples(index=False)},
-            "hdbscan_silhouette_gain_min": float(h["min"]), "hdbscan_silhouette_gain_max": float(h["max"])}
+    return {
+        "best": {
+            f"{r.semantics}.{r.algorithm}": run_record(pd.Series(r._asdict()), BEST_FIELDS)
+            for r in pick.itertuples(index=False)
+        },
+        "hdbscan_silhouette_gain_min": float(h["min"]),
+        "hdbscan_silhouette_gain_max": float(h["max"]),
+    }
 
 
 def table2_spread(X, meta, *, repeats: int = 40, rng) -> pd.DataFrame:
@@ -164,3 +240,45 @@ def table2_spread(X, meta, *, repeats: int = 40, rng) -> pd.DataFrame:
 def max_absdiff(rescored: pd.DataFrame) -> dict[str, float]:
     """The largest |ours - stored| per score column."""
     return {k: float(v) for k, v in rescored.filter(like="_absdiff").max().items()}
+
+
+#: the feature scalings Table II is shown under: the raw features and Table III's four transforms.
+#: Neither the paper nor the authors' code states which one their Table II used.
+TABLE2_SCALINGS: tuple[str, ...] = (
+    "none",
+    "standard_scaler",
+    "minmax_scaler",
+    "robust_scaler",
+    "yeo-johnson",
+)
+
+
+def table2_by_scaling(
+    X, meta, paper: dict[str, float], *, within: float = 0.1, scalings: tuple[str, ...] = TABLE2_SCALINGS
+) -> pd.DataFrame:
+    """Table II on these rows under every scaling in ``scalings`` (``"none"``: raw features), next
+    to the paper's cells (``paper``: ids ``table2.<labels>.<metric>`` as in ``reference/polaris.yaml``).
+
+    Returns one row per scaling, labels and metric: ``silhouette``, ``paper``, ``diff`` (ours -
+    paper) and ``within`` (``|diff| <= within``): how much the comparison depends on a choice the
+    paper does not state.
+
+    >>> import numpy as np
+    >>> X = np.r_[np.zeros((5, 2)), np.ones((5, 2))] + np.arange(10)[:, None] * 1e-3
+    >>> meta = pd.DataFrame({"workload": ["a"] * 5 + ["b"] * 5, "task_name": ["x", "y"] * 5})
+    >>> t = table2_by_scaling(X, meta, {"table2.Workload.euclidean": 1.0}, scalings=("none",))
+    >>> t.loc[t["labels"] == "Workload", ["metric", "within"]].to_dict("records")[0]
+    {'metric': 'euclidean', 'within': True}
+    """
+    import numpy as np
+
+    parts = []
+    for s in scalings:
+        Xs = np.asarray(X, dtype=float) if s == "none" else grid.transform(X, s)
+        t = scoring.fixed_label_silhouettes(Xs, meta).rename_axis("labels").reset_index()
+        parts.append(t.melt(id_vars="labels", var_name="metric", value_name="silhouette").assign(scaling=s))
+    out = pd.concat(parts, ignore_index=True)[["scaling", "labels", "metric", "silhouette"]]
+    out["paper"] = [paper.get(f"table2.{lab}.{m}", np.nan) for lab, m in zip(out["labels"], out["metric"])]
+    out["diff"] = out["silhouette"] - out["paper"]
+    out["within"] = out["diff"].abs() <= within
+    return out

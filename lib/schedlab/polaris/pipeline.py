@@ -38,14 +38,25 @@ def data_label(trace_dir: str | Path) -> str:
     return "REAL" if trace_dir else "SYNTHETIC"
 
 
-def work_dir(root: str | Path, trace_dir: str | Path, n_jobs: int | str, seed: int, planted: str = "") -> Path:
-    """The pipeline's cache folder under ``root``: one per real trace or synthetic size, seed and
-    planted structure (:func:`schedlab.polaris.planted.plant_profiles`; ``""``: none).
+def work_dir(
+    root: str | Path,
+    trace_dir: str | Path,
+    n_jobs: int | str,
+    seed: int,
+    planted: str = "",
+    planted_spread: float = planted_mod.PLANTED_SPREAD,
+) -> Path:
+    """The pipeline's cache folder under ``root``: one per real trace or synthetic size, seed,
+    planted structure (:func:`schedlab.polaris.planted.plant_profiles`; ``""``: none) and its spread.
 
     >>> work_dir("/repo", "", 3000, 0, "authors").name
-    'synthetic_3000_0_planted-authors'
+    'synthetic_3000_0_planted-authors-s0.1'
     """
-    name = "real" if trace_dir else f"synthetic_{n_jobs}_{seed}" + (f"_planted-{planted}" if planted else "")
+    name = (
+        "real"
+        if trace_dir
+        else f"synthetic_{n_jobs}_{seed}" + (f"_planted-{planted}-s{planted_spread:g}" if planted else "")
+    )
     return Path(root) / "data" / "cache" / "polaris" / name
 
 
@@ -59,21 +70,46 @@ def timed(timings: dict[str, float], name: str) -> Iterator[None]:
         timings[name] = time.perf_counter() - t0
 
 
-def trace_folder(trace_dir: str | Path, work: Path, n_jobs: int | str, seed: int, planted: str = "") -> Path:
+def trace_folder(
+    trace_dir: str | Path,
+    work: Path,
+    n_jobs: int | str,
+    seed: int,
+    planted: str = "",
+    planted_spread: float = planted_mod.PLANTED_SPREAD,
+) -> Path:
     """``trace_dir`` if given; else a synthetic trace of ``n_jobs`` jobs (a count or a preset of
     :data:`schedlab.polaris.synthetic.SIZES`, e.g. ``"real"``) under ``work/trace``, written once;
     ``planted`` plants profiles in it and writes their labels beside it (``synthesize(planted=)``)."""
     if trace_dir:
         return Path(trace_dir)
     tdir = work / "trace"
-    done = (tdir / "pai_task_table.tar.gz").is_file() and (not planted or (tdir / planted_mod.PLANTED_LABELS).is_file())
+    done = (tdir / "pai_task_table.tar.gz").is_file() and (
+        not planted or (tdir / planted_mod.PLANTED_LABELS).is_file()
+    )
     if not done:
-        synthetic.synthesize(tdir, n_jobs, np.random.default_rng([seed, 1]), planted=planted or None, progress=False)
+        synthetic.synthesize(
+            tdir,
+            n_jobs,
+            np.random.default_rng([seed, 1]),
+            planted=planted or None,
+            planted_spread=planted_spread,
+            progress=False,
+        )
     return tdir
 
 
-def ingest_and_join(tdir: Path, work: Path, join: str, memory_limit: str, *, verify: bool | None = None,
-                    materialize: bool | None = None) -> ingest.JoinInfo:
+def ingest_and_join(
+    tdir: Path,
+    work: Path,
+    join: str,
+    memory_limit: str,
+    *,
+    verify: bool | None = None,
+    materialize: bool | None = None,
+    threads: int = 2,
+    temp_directory: str | Path | None = None,
+) -> ingest.JoinInfo:
     """The trace's archives to Parquet (one decompression each), then the ``join`` (faithful /
     authors / corrected).
 
@@ -87,23 +123,45 @@ def ingest_and_join(tdir: Path, work: Path, join: str, memory_limit: str, *, ver
 
     A trace folder other than the synthetic ``work/trace`` is taken for the real trace and checked
     against the upstream sizes and sha256 before use (``verify`` overrides the guess).
+    ``threads`` / ``temp_directory``: DuckDB's threads and spill folder (default: next to the output).
+    This is also ``schedlab polaris ingest``'s path.
     """
     if verify is None:
         verify = Path(tdir).resolve() != (work / "trace").resolve()
     sums, sizes = ingest.upstream_checksums() if verify else (None, None)
     pq = ingest.ingest_archives(tdir, work / "parquet", checksums=sums, sizes=sizes, progress=False)
     if join in ingest.PLANNED_KINDS and materialize is not True:
-        plan = ingest.plan_join(pq, work / f"plan_{join}.parquet", kind=join, memory_limit=memory_limit,
-                                progress=False)
+        plan = ingest.plan_join(
+            pq,
+            work / f"plan_{join}.parquet",
+            kind=join,
+            memory_limit=memory_limit,
+            threads=threads,
+            temp_directory=temp_directory,
+            progress=False,
+        )
         if materialize is False or plan.rows > ingest.MATERIALIZE_MAX_ROWS:
             return plan
-    return ingest.join(pq, work / f"joined_{join}.parquet", kind=join, memory_limit=memory_limit, progress=False)
+    return ingest.join(
+        pq,
+        work / f"joined_{join}.parquet",
+        kind=join,
+        memory_limit=memory_limit,
+        threads=threads,
+        temp_directory=temp_directory,
+        progress=False,
+    )
 
 
-def draw_sample(joined: Path, total: int, seed: int, *, keep_zero_strata: bool) -> pd.DataFrame:
+def draw_sample(
+    joined: Path, total: int, seed: int, *, keep_zero_strata: bool, authors_seed: int | None = None
+) -> pd.DataFrame:
     """Table I's stratified sample of ``joined`` (a join plan or a materialised join: same seed,
-    same rows), the 17 features NaN-filled with 0."""
-    rng, on_zero = np.random.default_rng([seed, 2]), "keep" if keep_zero_strata else "error"
+    same rows), the 17 features NaN-filled with 0. Draws from ``default_rng([seed, 2])``; with
+    ``authors_seed`` as the authors' pandas code instead (:class:`schedlab.polaris.sampling.AuthorsDraw`,
+    their EDA notebook's 123), ``seed`` then unused."""
+    on_zero = "keep" if keep_zero_strata else "error"
+    rng = np.random.default_rng([seed, 2]) if authors_seed is None else sampling.AuthorsDraw(authors_seed)
     if ingest.is_plan(joined):
         sample = sampling.sample_plan(joined, total, rng, on_zero=on_zero)
     else:
@@ -121,18 +179,30 @@ def table1(per_workload: dict[str, int], sample: pd.DataFrame, label: str) -> pd
     """
     t1 = pd.DataFrame({"workload": list(per_workload), "size": list(per_workload.values())})
     t1["sampled"] = t1.workload.map(sample.workload.value_counts()).fillna(0).astype(int)
-    t1 = pd.concat([t1, pd.DataFrame([{"workload": "Total", "size": t1["size"].sum(), "sampled": len(sample)}])])
+    t1 = pd.concat(
+        [t1, pd.DataFrame([{"workload": "Total", "size": t1["size"].sum(), "sampled": len(sample)}])]
+    )
     t1.insert(0, "data", label)
     return t1
 
 
-def attach_profiles(sample: pd.DataFrame, table: pd.DataFrame, cache_dir: str | Path, *,
-                    algorithm: str = "hdbscan", config: dict | None = None) -> tuple[pd.DataFrame, pd.Series]:
+def attach_profiles(
+    sample: pd.DataFrame,
+    table: pd.DataFrame,
+    cache_dir: str | Path,
+    *,
+    algorithm: str = "hdbscan",
+    config: dict | None = None,
+) -> tuple[pd.DataFrame, pd.Series]:
     """Add a ``profile`` column (labels of the best-ACQUIRES run of ``algorithm``, or of the run
     matching ``config``: transform/metric/min_cluster_size). Rows outside a subsample get NaN."""
     if config:
-        sub = table[(table.algorithm == algorithm) & (table["transform"] == config["transform"])
-                    & (table.metric == config["metric"]) & (table.min_cluster_size == int(config["min_cluster_size"]))]
+        sub = table[
+            (table.algorithm == algorithm)
+            & (table["transform"] == config["transform"])
+            & (table.metric == config["metric"])
+            & (table.min_cluster_size == int(config["min_cluster_size"]))
+        ]
         if sub.empty:
             raise ValueError(f"no grid run matches {config}")
         run = sub.iloc[0]
@@ -152,7 +222,9 @@ def train_and_report(df: pd.DataFrame, *, random_state: int = 5, n_jobs: int = 1
     if clustered["profile"].nunique() < 2:
         raise ValueError("need at least two profiles to train the classifier")
     train, test = classifier.split(clustered, random_state=random_state)
-    clf = classifier.ProfileClassifier(random_state=0, n_jobs=n_jobs).fit(train, train.profile, train.duration)
+    clf = classifier.ProfileClassifier(random_state=0, n_jobs=n_jobs).fit(
+        train, train.profile, train.duration
+    )
     rep = classifier.report(test.profile, clf.predict(test))
     return clf, rep, test
 
@@ -163,7 +235,9 @@ def duration_test(clf: classifier.ProfileClassifier, jobs: pd.DataFrame) -> pd.D
     ok = jobs[jobs.duration > 0]
     pred = clf.predict(ok)
     yhat = clf.predict_duration(ok)
-    out = pd.DataFrame({"predicted_profile": pred, "duration": ok.duration.to_numpy(), "predicted_duration": yhat})
+    out = pd.DataFrame(
+        {"predicted_profile": pred, "duration": ok.duration.to_numpy(), "predicted_duration": yhat}
+    )
     out["rel_error"] = duration.relative_error(yhat, out.duration)
     out.attrs["dropped_nonpositive"] = int(len(jobs) - len(ok))
     return out
@@ -172,6 +246,46 @@ def duration_test(clf: classifier.ProfileClassifier, jobs: pd.DataFrame) -> pd.D
 def report_accuracy(report: pd.DataFrame) -> float:
     """The validation accuracy of a Table V report (:func:`schedlab.polaris.classifier.report`)."""
     return float(report.set_index("profile").loc["accuracy", "f1-score"])
+
+
+#: the one-hot features the paper names as particularly relevant among its SHAP top twenty
+#: (Section III-C1: task name "ps", workload "graphlearn", and a user it does not name: any user column)
+PAPER_SHAP_FEATURES = ("task_name_ps", "workload_graphlearn", "user_")
+#: the planted check's fields the pipeline summary keeps (:func:`planted_recovery_run`)
+PLANTED_SUMMARY_KEYS = (
+    "planted_spread",
+    "rows",
+    "planted_profiles",
+    "found_profiles",
+    "ari",
+    "ari_non_noise",
+    "lookup_ari",
+    "lookup_ari_non_noise",
+    "lookup_groups",
+    "lookup_planted_rows_kept",
+    "kmeans_k",
+    "kmeans_ari",
+    "kmeans_ari_non_noise",
+    "margin_ari",
+    "passes",
+)
+
+
+def paper_shap_features(top: pd.Series) -> dict:
+    """Where the paper's named SHAP features (:data:`PAPER_SHAP_FEATURES`) stand in our top list
+    ``top`` (one-hot column names as index, best first, :func:`shap_top`): the 1-based rank of
+    each (of the best user column for ``user_``; None: not in the list) and how many are in it.
+
+    >>> t = pd.Series([3.0, 2.0, 1.0], index=["workload_bert", "user_ab12", "task_name_ps"])
+    >>> paper_shap_features(t)
+    {'task_name_ps': 3, 'workload_graphlearn': None, 'user_': 2, 'in_top': 2, 'top': 3}
+    """
+    names = [str(c) for c in top.index]
+    ranks: dict = {}
+    for f in PAPER_SHAP_FEATURES:
+        hit = [i + 1 for i, c in enumerate(names) if (c.startswith(f) if f.endswith("_") else c == f)]
+        ranks[f] = hit[0] if hit else None
+    return {**ranks, "in_top": sum(r is not None for r in ranks.values()), "top": len(names)}
 
 
 def shap_top(shap_abs: pd.DataFrame, n: int = 20) -> pd.Series:
@@ -203,8 +317,10 @@ def unseen_jobs(joined: Path, sample: pd.DataFrame, n: int, seed: int) -> pd.Dat
     con = ingest.connect(progress=False)
     try:
         con.register("pick", pd.DataFrame({"row": pick}))
-        return con.execute(f"SELECT j.* FROM read_parquet('{Path(joined).as_posix()}') j JOIN pick USING (\"row\") "
-                           "ORDER BY \"row\"").fetch_df()
+        return con.execute(
+            f"SELECT j.* FROM read_parquet('{Path(joined).as_posix()}') j JOIN pick USING (\"row\") "
+            'ORDER BY "row"'
+        ).fetch_df()
     finally:
         con.close()
 
@@ -222,9 +338,20 @@ def job_count(n_jobs: int | str) -> int:
     return int(n_jobs)
 
 
-def planted_recovery_run(root: str | Path, n_jobs: int | str, seed: int, config: grid.Config, *, planted: str,
-                         join: str, memory_limit: str, sample_total: int, keep_zero_strata: bool,
-                         silhouette_sample: int | None = None) -> tuple[dict, pd.DataFrame]:
+def planted_recovery_run(
+    root: str | Path,
+    n_jobs: int | str,
+    seed: int,
+    config: grid.Config,
+    *,
+    planted: str,
+    join: str,
+    memory_limit: str,
+    sample_total: int,
+    keep_zero_strata: bool,
+    silhouette_sample: int | None = None,
+    planted_spread: float = planted_mod.PLANTED_SPREAD,
+) -> tuple[dict, pd.DataFrame]:
     """One configuration on a stand-in with planted profiles, scored against them.
 
     The same steps as the pipeline (a synthetic trace of ``n_jobs`` jobs and ``seed``, now with
@@ -233,30 +360,53 @@ def planted_recovery_run(root: str | Path, n_jobs: int | str, seed: int, config:
     (:func:`schedlab.polaris.planted.attach_planted`), then ``config`` run on the sample (cached
     as a grid run) and :func:`schedlab.polaris.scoring.planted_recovery`. Returns a record (the
     configuration, the run's cluster/outlier counts and silhouette, the recovery figures) and the
-    sample with ``planted`` and found ``profile`` columns.
+    sample with ``planted`` and found ``profile`` columns. The record also holds the check the
+    clustering must earn (:func:`schedlab.polaris.planted.baselines`): the same scores for a lookup
+    on the exactly copied columns and for k-means with the true k, and ``passes`` (the
+    clustering beats the lookup). ``planted_spread``: the profiles' spread
+    (:data:`schedlab.polaris.planted.PLANTED_SPREAD`; 0 = each profile repeats its template's plan
+    values exactly).
     """
     from schedlab.polaris import scoring
 
-    work = work_dir(root, "", n_jobs, seed, planted)
-    tdir = trace_folder("", work, n_jobs, seed, planted)
+    work = work_dir(root, "", n_jobs, seed, planted, planted_spread)
+    tdir = trace_folder("", work, n_jobs, seed, planted, planted_spread)
     info = ingest_and_join(tdir, work, join, memory_limit)
-    sample = planted_mod.attach_planted(draw_sample(info.path, sample_total, seed, keep_zero_strata=keep_zero_strata),
-                                      tdir)
+    sample = planted_mod.attach_planted(
+        draw_sample(info.path, sample_total, seed, keep_zero_strata=keep_zero_strata), tdir
+    )
     X = sample[list(FEATURES)].to_numpy(float)
     row = grid.run_one(X, config, work / "grid_cache", seed=seed, silhouette_sample=silhouette_sample)
     idx, labels = grid.load_labels(work / "grid_cache", row["key"])
     found = np.full(len(sample), -1, dtype=np.int64)
     found[idx] = labels
     rec = scoring.planted_recovery(found, sample["planted"].to_numpy())
-    record = {"data": data_label(""), "planted": planted, "n_jobs": job_count(n_jobs), "seed": seed, "join": join,
-              "joined_rows": int(info.rows), "algorithm": config.algorithm, "transform": config.transform,
-              "metric": config.metric, "min_cluster_size": config.min_cluster_size,
-              "n_clusters": int(row["n_clusters"]), "n_outliers": int(row["n_outliers"]),
-              "avg_silhouette": float(row["avg_silhouette"]), **rec}
+    base = planted_mod.baselines(
+        sample, grid.transform(X, config.transform), found, min_size=config.min_cluster_size, seed=seed
+    )
+    record = {
+        "data": data_label(""),
+        "planted": planted,
+        "planted_spread": float(planted_spread),
+        "n_jobs": job_count(n_jobs),
+        "seed": seed,
+        "join": join,
+        "joined_rows": int(info.rows),
+        "algorithm": config.algorithm,
+        "transform": config.transform,
+        "metric": config.metric,
+        "min_cluster_size": config.min_cluster_size,
+        "n_clusters": int(row["n_clusters"]),
+        "n_outliers": int(row["n_outliers"]),
+        "avg_silhouette": float(row["avg_silhouette"]),
+        **rec,
+        **base,
+    }
     return record, sample.assign(profile=found)
 
 
-def run_record(run: pd.Series, keys=("transform", "metric", "min_cluster_size", "n_clusters", "n_outliers",
-                                     "scores_v1")) -> dict:
+def run_record(
+    run: pd.Series, keys=("transform", "metric", "min_cluster_size", "n_clusters", "n_outliers", "scores_v1")
+) -> dict:
     """A grid run's fields as plain Python values (for a JSON summary)."""
     return {k: (run[k].item() if hasattr(run[k], "item") else run[k]) for k in keys}

@@ -52,8 +52,9 @@ def fold_labels(workload: pd.Series, k: int, rng: np.random.Generator) -> np.nda
     if k < 2:
         raise ValueError(f"need k >= 2 folds, got {k}")
     folds = np.empty(len(workload), dtype=np.int64)
-    for _, idx in sorted(workload.fillna("").reset_index(drop=True).groupby(
-            workload.fillna("").to_numpy()).indices.items()):
+    for _, idx in sorted(
+        workload.fillna("").reset_index(drop=True).groupby(workload.fillna("").to_numpy()).indices.items()
+    ):
         folds[idx[rng.permutation(idx.size)]] = np.arange(idx.size) % k
     return folds
 
@@ -69,16 +70,19 @@ def one_row_per_job(tables: dict[str, pd.DataFrame], rng: np.random.Generator) -
     """One faithful-join row per terminated job with a workload: a random terminated task of the
     job and a random sensor row of the job (``inst_id``), with the 17 features and ``workload``."""
     job, tag = tables["pai_job_table"], tables["pai_group_tag_table"]
-    task = _numeric(tables["pai_task_table"], ("inst_num", "start_time", "end_time", "plan_cpu", "plan_mem",
-                                               "plan_gpu"))
+    task = _numeric(
+        tables["pai_task_table"], ("inst_num", "start_time", "end_time", "plan_cpu", "plan_mem", "plan_gpu")
+    )
     sens = _numeric(tables["pai_sensor_table"], TABLES["pai_sensor_table"][6:])
     task = task[task["status"] == "Terminated"]
     task = task.iloc[rng.permutation(len(task))].drop_duplicates("job_name")
     sens = sens.iloc[rng.permutation(len(sens))].drop_duplicates("inst_id")
     tag = tag[tag["workload"].astype(str) != ""].drop_duplicates("inst_id")
-    rows = (task.merge(job[["job_name", "inst_id"]], on="job_name")
-            .merge(tag[["inst_id", "workload"]], on="inst_id")
-            .merge(sens.drop(columns=["job_name", "task_name", "machine"]), on="inst_id"))
+    rows = (
+        task.merge(job[["job_name", "inst_id"]], on="job_name")
+        .merge(tag[["inst_id", "workload"]], on="inst_id")
+        .merge(sens.drop(columns=["job_name", "task_name", "machine"]), on="inst_id")
+    )
     rows = add_features(rows).sort_values("job_name", kind="stable").reset_index(drop=True)
     return rows[["workload", *FEATURES]]
 
@@ -97,11 +101,14 @@ def v2_rows(train: pd.DataFrame, wanted: dict[str, int], rng: np.random.Generato
     # enough jobs that about 1.5 x wanted of them terminate (+ 20 for small shares' noise)
     n = {w: int(np.ceil((1.5 * m + 20) / share[w])) for w, m in wanted.items() if m > 0}
     workload = np.concatenate([np.full(c, w, dtype=object) for w, c in sorted(n.items())])
-    return one_row_per_job(synthetic.generate_tables(workload.size, rng, calibration=cal, workload=workload), rng)
+    return one_row_per_job(
+        synthetic.generate_tables(workload.size, rng, calibration=cal, workload=workload), rng
+    )
 
 
-def synthetic_rows(train: pd.DataFrame, wanted: dict[str, int], source: RowSource,
-                   rng: np.random.Generator) -> pd.DataFrame:
+def synthetic_rows(
+    train: pd.DataFrame, wanted: dict[str, int], source: RowSource, rng: np.random.Generator
+) -> pd.DataFrame:
     """At most ``wanted[w]`` one-per-job synthetic rows per workload from ``source`` calibrated on
     ``train`` (the first ones it made)."""
     rows = source(train, wanted, rng)
@@ -125,17 +132,24 @@ def classifier_auc(real: np.ndarray, synth: np.ndarray, rng: np.random.Generator
     # leaves of >= 20 rows (the default) leave a fold of 17 + 17 inception rows without a single
     # split, i.e. constant predictions; scale the leaf size with the data instead
     leaf = int(np.clip(len(X) // 20, 3, 20))
-    clf = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05, min_samples_leaf=leaf,
-                                         random_state=seed)
+    clf = HistGradientBoostingClassifier(
+        max_iter=200, learning_rate=0.05, min_samples_leaf=leaf, random_state=seed
+    )
     folds = StratifiedKFold(cv, shuffle=True, random_state=seed)
     with threadpool_limits(1, user_api="openmp"):  # small fits: threads only contend on a shared machine
         p = cross_val_predict(clf, X, y, cv=folds, method="predict_proba")[:, 1]
     return float(roc_auc_score(y, p))
 
 
-def realism_table(rows: pd.DataFrame, k: int, rng: np.random.Generator, *,
-                  sources: dict[str, RowSource] | None = None, min_rows: int = 20,
-                  synth_factor: int = 10) -> pd.DataFrame:
+def realism_table(
+    rows: pd.DataFrame,
+    k: int,
+    rng: np.random.Generator,
+    *,
+    sources: dict[str, RowSource] | None = None,
+    min_rows: int = 20,
+    synth_factor: int = 10,
+) -> pd.DataFrame:
     """KS per feature and classifier AUC per workload (and ``all`` = those workloads pooled in
     their real proportions), synthetic vs held-out real rows, for each generator of ``sources``
     (name -> :data:`RowSource`, the name goes to column ``version``; default ``{"v2": v2_rows}``).
@@ -160,7 +174,9 @@ def realism_table(rows: pd.DataFrame, k: int, rng: np.random.Generator, *,
     synth = {}
     for version, source in sources.items():
         for f in range(k):
-            wanted = {w: synth_factor * int(((real["fold"] == f) & (real["workload"] == w)).sum()) for w in kept}
+            wanted = {
+                w: synth_factor * int(((real["fold"] == f) & (real["workload"] == w)).sum()) for w in kept
+            }
             synth[version, f] = synthetic_rows(rows[folds != f], wanted, source, rng)
     out = []
     for version in sources:
@@ -182,8 +198,10 @@ def _like(real: pd.DataFrame, synth: pd.DataFrame, factor: int) -> pd.DataFrame:
     for w, grp in real.groupby("workload"):
         s = synth[synth["workload"] == w].head(factor * len(grp))
         if len(s) < len(grp):
-            raise ValueError(f"only {len(s)} synthetic {w} rows for {len(grp)} real ones; the generator needs "
-                             "more jobs (e.g. v1_rows' n_jobs)")
+            raise ValueError(
+                f"only {len(s)} synthetic {w} rows for {len(grp)} real ones; the generator needs "
+                "more jobs (e.g. v1_rows' n_jobs)"
+            )
         parts.append(s.assign(_rank=np.arange(len(s)) // len(grp)))
     return pd.concat(parts).sort_values("_rank", kind="stable").drop(columns="_rank")
 
@@ -202,21 +220,33 @@ def randomised_pit(x: np.ndarray, reference: np.ndarray, rng: np.random.Generato
     return lo + rng.random(x.size) * (hi - lo)
 
 
-def _compare(version: str, workload: str, pairs: list[tuple[pd.DataFrame, pd.DataFrame]],
-             rng: np.random.Generator) -> dict:
+def _compare(
+    version: str, workload: str, pairs: list[tuple[pd.DataFrame, pd.DataFrame]], rng: np.random.Generator
+) -> dict:
     feats = list(FEATURES)
-    aucs = np.array([classifier_auc(r[feats].to_numpy(float)[rng.permutation(len(r))], s[feats].to_numpy(float),
-                                    rng) for r, s in pairs])
+    aucs = np.array(
+        [
+            classifier_auc(r[feats].to_numpy(float)[rng.permutation(len(r))], s[feats].to_numpy(float), rng)
+            for r, s in pairs
+        ]
+    )
     n = np.array([len(r) for r, _ in pairs], float)
     ks = {}
     for c in feats:
-        u = np.concatenate([randomised_pit(r[c].to_numpy(float), s[c].to_numpy(float), rng) for r, s in pairs])
+        u = np.concatenate(
+            [randomised_pit(r[c].to_numpy(float), s[c].to_numpy(float), rng) for r, s in pairs]
+        )
         ks[c] = stats.kstest(u, "uniform")
-    row = {"version": version, "workload": workload, "n_real": int(n.sum()),
-           "n_synth": int(sum(len(s) for _, s in pairs)), "auc": float(np.average(aucs, weights=n)),
-           "auc_sd": float(aucs.std(ddof=1)) if len(aucs) > 1 else float("nan"),
-           "ks_max": max(t.statistic for t in ks.values()),
-           "ks_fail": sum(t.pvalue < KS_ALPHA for t in ks.values())}
+    row = {
+        "version": version,
+        "workload": workload,
+        "n_real": int(n.sum()),
+        "n_synth": int(sum(len(s) for _, s in pairs)),
+        "auc": float(np.average(aucs, weights=n)),
+        "auc_sd": float(aucs.std(ddof=1)) if len(aucs) > 1 else float("nan"),
+        "ks_max": max(t.statistic for t in ks.values()),
+        "ks_fail": sum(t.pvalue < KS_ALPHA for t in ks.values()),
+    }
     row.update({f"ks_{c}": ks[c].statistic for c in feats})
     row.update({f"p_{c}": ks[c].pvalue for c in feats})
     return row

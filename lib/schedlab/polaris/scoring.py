@@ -82,11 +82,23 @@ def _size_term(n_clusters: int, mean_cluster_size: float | None, optimal: float,
     raise ValueError(f"against must be 'n_clusters' or 'mean_cluster_size', got {against!r}")
 
 
-def acquires(n_clusters: int, n_outliers: int, n: int, silhouette: float, *,
-             optimal: float = OPTIMAL_N_CLUSTERS, weights: tuple[float, float, float] = (1.0, 1.0, 1.0),
-             against: str = "n_clusters", mean_cluster_size: float | None = None) -> float:
+def acquires(
+    n_clusters: int,
+    n_outliers: int,
+    n: int,
+    silhouette: float,
+    *,
+    optimal: float = OPTIMAL_N_CLUSTERS,
+    weights: tuple[float, float, float] = (1.0, 1.0, 1.0),
+    against: str = "n_clusters",
+    mean_cluster_size: float | None = None,
+) -> float:
     """ACQUIRES (the tables' ``scores_v1``): weighted mean of size, outlier and silhouette terms."""
-    terms = (_size_term(n_clusters, mean_cluster_size, optimal, against), outlier_score(n_outliers, n), silhouette)
+    terms = (
+        _size_term(n_clusters, mean_cluster_size, optimal, against),
+        outlier_score(n_outliers, n),
+        silhouette,
+    )
     w = np.asarray(weights, dtype=float)
     return float(np.dot(w, terms) / w.sum())
 
@@ -184,11 +196,15 @@ def point_silhouettes_many(X: np.ndarray, labelings, metric: str = "euclidean") 
     for k, labels in enumerate(labelings):
         labels = np.asarray(labels)
         if labels.shape != (len(X),):
-            raise ValueError(f"labelling {k} has shape {labels.shape}; expected ({len(X)},), one label per row of X")
+            raise ValueError(
+                f"labelling {k} has shape {labels.shape}; expected ({len(X)},), one label per row of X"
+            )
         groups, code = np.unique(labels, return_inverse=True)
         if not 2 <= groups.size <= len(X) - 1:
-            raise ValueError(f"labelling {k} has {groups.size} distinct labels; the silhouette needs 2 to "
-                             f"n_samples - 1 = {len(X) - 1}")
+            raise ValueError(
+                f"labelling {k} has {groups.size} distinct labels; the silhouette needs 2 to "
+                f"n_samples - 1 = {len(X) - 1}"
+            )
         codes.append(code.astype(np.int64))
         freqs.append(np.bincount(code).astype(float))
     out = np.empty((len(codes), len(X)))
@@ -229,8 +245,15 @@ def silhouette_defined(labels: np.ndarray) -> bool:
     return bool(labels.max() > 0 and np.unique(labels).size >= 2)
 
 
-def silhouette(X: np.ndarray, labels: np.ndarray, metric: str = "euclidean", *, semantics: str = "non_noise",
-               sample_size: int | None = None, rng: np.random.Generator | None = None) -> float:
+def silhouette(
+    X: np.ndarray,
+    labels: np.ndarray,
+    metric: str = "euclidean",
+    *,
+    semantics: str = "non_noise",
+    sample_size: int | None = None,
+    rng: np.random.Generator | None = None,
+) -> float:
     """The grid's ``avg_silhouette``: -1.0 when ``labels.max() <= 0`` (as the authors), else the mean of
     :func:`point_silhouettes` over the non-noise points (``semantics="non_noise"``, the authors') or
     over all points (``"with_noise"``).
@@ -253,15 +276,27 @@ def silhouette(X: np.ndarray, labels: np.ndarray, metric: str = "euclidean", *, 
     return mean_silhouette(point_silhouettes(X, labels, metric), labels, semantics)
 
 
-def silhouette_with_noise(X: np.ndarray, labels: np.ndarray, metric: str = "euclidean", *,
-                          sample_size: int | None = None, rng: np.random.Generator | None = None) -> float:
+def silhouette_with_noise(
+    X: np.ndarray,
+    labels: np.ndarray,
+    metric: str = "euclidean",
+    *,
+    sample_size: int | None = None,
+    rng: np.random.Generator | None = None,
+) -> float:
     """Mean silhouette with noise (-1) kept as one more group and averaged over; -1.0 when
     ``labels.max() <= 0``: :func:`silhouette` with ``semantics="with_noise"``."""
     return silhouette(X, labels, metric, semantics="with_noise", sample_size=sample_size, rng=rng)
 
 
-def silhouette_non_noise(X: np.ndarray, labels: np.ndarray, metric: str = "euclidean", *,
-                         sample_size: int | None = None, rng: np.random.Generator | None = None) -> float:
+def silhouette_non_noise(
+    X: np.ndarray,
+    labels: np.ndarray,
+    metric: str = "euclidean",
+    *,
+    sample_size: int | None = None,
+    rng: np.random.Generator | None = None,
+) -> float:
     """The authors' ``avg_silhouette``: :func:`silhouette` with ``semantics="non_noise"``."""
     return silhouette(X, labels, metric, semantics="non_noise", sample_size=sample_size, rng=rng)
 
@@ -284,13 +319,20 @@ def per_profile_silhouettes(X: np.ndarray, labels: np.ndarray, metric: str = "eu
         raise ValueError("per_profile_silhouettes needs at least two groups (profiles or noise)")
     s = pd.Series(point_silhouettes(X, labels, metric))
     g = s.groupby(labels)
-    out = pd.DataFrame({"rows": g.size(), "silhouette": g.mean(), "median": g.median(),
-                        "share_negative": g.apply(lambda v: float((v < 0).mean()))})
+    out = pd.DataFrame(
+        {
+            "rows": g.size(),
+            "silhouette": g.mean(),
+            "median": g.median(),
+            "share_negative": g.apply(lambda v: float((v < 0).mean())),
+        }
+    )
     out = out.rename_axis("profile").reset_index()
     out["share"] = out["rows"] / labels.size
     order = np.r_[np.flatnonzero(out.profile >= 0), np.flatnonzero(out.profile < 0)]
-    return out.iloc[order].reset_index(drop=True)[["profile", "rows", "share", "silhouette", "median",
-                                                   "share_negative"]]
+    return out.iloc[order].reset_index(drop=True)[
+        ["profile", "rows", "share", "silhouette", "median", "share_negative"]
+    ]
 
 
 def davies_bouldin_with_noise(X: np.ndarray, labels: np.ndarray) -> float:
@@ -314,8 +356,15 @@ def score_table(df, n: int, *, optimal: float = OPTIMAL_N_CLUSTERS):
     return out
 
 
-def fixed_label_silhouettes(X: np.ndarray, meta, groupings=None, metrics=("euclidean", "cosine", "manhattan"),
-                            *, sample_size: int | None = None, rng: np.random.Generator | None = None):
+def fixed_label_silhouettes(
+    X: np.ndarray,
+    meta,
+    groupings=None,
+    metrics=("euclidean", "cosine", "manhattan"),
+    *,
+    sample_size: int | None = None,
+    rng: np.random.Generator | None = None,
+):
     """Table II: mean silhouette of fixed metadata labels (no noise group) per metric.
 
     ``groupings`` maps a row name to the metadata columns whose value tuple is the label
@@ -324,8 +373,11 @@ def fixed_label_silhouettes(X: np.ndarray, meta, groupings=None, metrics=("eucli
     import pandas as pd
     from sklearn.metrics import silhouette_score
 
-    groupings = groupings or {"Workload": ["workload"], "Task name": ["task_name"],
-                              "(Workload, Task name)": ["workload", "task_name"]}
+    groupings = groupings or {
+        "Workload": ["workload"],
+        "Task name": ["task_name"],
+        "(Workload, Task name)": ["workload", "task_name"],
+    }
     X = np.asarray(X, dtype=float)
     idx = np.arange(len(X))
     if sample_size is not None and sample_size < len(X):
@@ -362,8 +414,10 @@ def planted_recovery(labels_found, labels_planted) -> dict:
     found = np.asarray(labels_found)
     planted = np.asarray(labels_planted)
     if found.ndim != 1 or found.shape != planted.shape or found.size == 0:
-        raise ValueError(f"planted_recovery needs two 1-d label arrays of one length > 0, got shapes "
-                         f"{found.shape} and {planted.shape}")
+        raise ValueError(
+            f"planted_recovery needs two 1-d label arrays of one length > 0, got shapes "
+            f"{found.shape} and {planted.shape}"
+        )
     if not (np.issubdtype(found.dtype, np.integer) and np.issubdtype(planted.dtype, np.integer)):
         if not (np.all(found == np.round(found)) and np.all(planted == np.round(planted))):
             raise ValueError("planted_recovery needs integer labels (-1 = noise)")
@@ -375,9 +429,13 @@ def planted_recovery(labels_found, labels_planted) -> dict:
         "planted_profiles": int(np.unique(planted[in_planted]).size),
         "found_profiles": int(np.unique(found[found >= 0]).size),
         "ari": float(adjusted_rand_score(planted, found)),
-        "ari_non_noise": float(adjusted_rand_score(planted[both], found[both])) if both.sum() >= 2 else float("nan"),
+        "ari_non_noise": float(adjusted_rand_score(planted[both], found[both]))
+        if both.sum() >= 2
+        else float("nan"),
         "rows_non_noise": int(both.sum()),
         "planted_noise_share": float(np.mean(planted < 0)),
         "found_noise_share": float(np.mean(found < 0)),
-        "planted_rows_found_noise_share": float(np.mean(found[in_planted] < 0)) if in_planted.any() else float("nan"),
+        "planted_rows_found_noise_share": float(np.mean(found[in_planted] < 0))
+        if in_planted.any()
+        else float("nan"),
     }

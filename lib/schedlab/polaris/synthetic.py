@@ -32,7 +32,9 @@ The generator (version ``v2``; each choice is an assumption, stated here once):
   and about 7.2 instances per job (the last estimated from the instance CSV's size).
 * **Planted job.** The paper's most recurrent job name is an ``rl`` job of a fixed share of the rl
   stratum; **planted profiles** (``planted="authors"``, off by default): the authors' 26 profiles
-  with a ground-truth label per task beside the archives. Both: :mod:`schedlab.polaris.planted`.
+  with a ground-truth label per task beside the archives; a planted profile's jobs get
+  ``planted_spread`` log-normal noise in every nonzero column, the exactly copied ones included
+  (zeros stay zero: a CPU-only task plans no GPU). Both: :mod:`schedlab.polaris.planted`.
 * **Machines.** Instances run on machines of the real spec table with the task's ``gpu_type``.
 * Validation on held-out real rows: :mod:`schedlab.polaris.realism`.
 
@@ -59,11 +61,28 @@ from schedlab import data
 from schedlab.io import atomic_path, atomic_write_text
 from schedlab.polaris.calibration import load_calibration_rows
 from schedlab.polaris.job_model import BANDWIDTH, NOISY_SENSORS, JobModel, calibrate
-from schedlab.polaris.planted import (PAPER_TOP_JOB_NAME, PLANTED_KEY, PLANTED_LABELS,  # noqa: F401
-                                      PLANTED_PROFILES, PLANTED_SPECS, draw_planted,
-                                      plant_profiles, planted_top_job_instances)
-from schedlab.polaris.schema import (JOB_STATUS_COUNTS, REAL_GROUP_TAG_ROWS, REAL_JOB_ROWS, SENSOR_FEATURES, TABLES,
-                                       TRACE_TABLES, WORKLOADS)
+from schedlab.polaris.planted import (
+    PAPER_TOP_JOB_NAME,
+    PLANTED_KEY,
+    PLANTED_LABELS,  # noqa: F401
+    PLANTED_PROFILES,
+    PLANTED_SPECS,
+    PLANTED_SPREAD,
+    draw_planted,
+    plant_profiles,
+    planted_top_job_instances,
+    spread_factor,
+    spread_inst_num,
+)
+from schedlab.polaris.schema import (
+    JOB_STATUS_COUNTS,
+    REAL_GROUP_TAG_ROWS,
+    REAL_JOB_ROWS,
+    SENSOR_FEATURES,
+    TABLES,
+    TRACE_TABLES,
+    WORKLOADS,
+)
 
 SIZES: dict[str, int] = {"ci": 3_000, "small": 30_000, "medium": 200_000, "real": REAL_JOB_ROWS}
 MACHINE_SPEC = "alibaba-pai/pai_machine_spec.tar.gz"
@@ -93,7 +112,9 @@ def _fmt_num(x: np.ndarray, integer: bool = False) -> np.ndarray:
     """Numbers as text; NaN -> empty field (the trace's missing values)."""
     x = np.asarray(x, dtype=float)
     nan = np.isnan(x)
-    text = (np.round(np.where(nan, 0, x)).astype(np.int64).astype(str) if integer else x.astype(str)).astype(object)
+    text = (np.round(np.where(nan, 0, x)).astype(np.int64).astype(str) if integer else x.astype(str)).astype(
+        object
+    )
     text[nan] = ""
     return text
 
@@ -109,7 +130,6 @@ def _task_states(plan_gpu, gpu_type, status, t_job, start, end, n_jobs: int):
     job_start = pd.Series(t_start).groupby(t_job).min().reindex(range(n_jobs)).to_numpy()
     job_end = pd.Series(t_end).groupby(t_job).max().reindex(range(n_jobs)).to_numpy()
     return gpu_type, t_status, t_start, t_end, job_start, job_end
-
 
 
 def job_count(n_jobs: int | str) -> int:
@@ -141,8 +161,9 @@ def draw_users(n_users: int, rng: np.random.Generator) -> tuple[np.ndarray, np.n
 ChunkMaker = Callable[[int, int], dict[str, pd.DataFrame]]
 
 
-def write_archives(out_dir: Path, n_jobs: int, make_chunk: ChunkMaker, *, chunk_jobs: int,
-                   progress: bool) -> tuple[dict[str, int], list[pd.DataFrame]]:
+def write_archives(
+    out_dir: Path, n_jobs: int, make_chunk: ChunkMaker, *, chunk_jobs: int, progress: bool
+) -> tuple[dict[str, int], list[pd.DataFrame]]:
     """Write ``n_jobs`` jobs, ``chunk_jobs`` at a time from ``make_chunk``, as ``pai_<table>.tar.gz``
     plus the real machine spec into ``out_dir`` (atomically: an interrupted run leaves no partial
     archive).
@@ -184,10 +205,20 @@ def write_archives(out_dir: Path, n_jobs: int, make_chunk: ChunkMaker, *, chunk_
     return counts, label_parts
 
 
-def synthesize(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generator, *,
-               calibration: JobModel | None = None, chunk_jobs: int = 50_000, n_users: int = 1_300,
-               sensor_jitter: float | None = None, fresh_group: float = 0.5, planted: str | None = None,
-               progress: bool = True) -> dict[str, int]:
+def synthesize(
+    out_dir: str | Path,
+    n_jobs: int | str,
+    rng: np.random.Generator,
+    *,
+    calibration: JobModel | None = None,
+    chunk_jobs: int = 50_000,
+    n_users: int = 1_300,
+    sensor_jitter: float | None = None,
+    fresh_group: float = 0.5,
+    planted: str | None = None,
+    planted_spread: float = PLANTED_SPREAD,
+    progress: bool = True,
+) -> dict[str, int]:
     """Write ``pai_<table>.tar.gz`` for the five trace tables plus the real machine spec into ``out_dir``.
 
     ``n_jobs`` is a job count or a preset name in :data:`SIZES` (``"real"`` = 1,055,501 jobs, the
@@ -205,7 +236,9 @@ def synthesize(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generator,
     and writes the ground truth beside the archives: :data:`PLANTED_LABELS` (``job_name, task_name,
     planted`` for every task of a workload job, -1 = background) and :data:`PLANTED_PROFILES` (one
     row per planted profile); :func:`schedlab.polaris.planted.attach_planted` adds the label to
-    sampled rows.
+    sampled rows. ``planted_spread``: the planted profiles' noise
+    (:data:`schedlab.polaris.planted.PLANTED_SPREAD`; 0 = every row of a profile repeats its
+    template's exact plan values, as before it existed).
     """
     if planted is not None and planted not in PLANTED_SPECS:
         raise ValueError(f"unknown planted structure planted={planted!r}; known: {PLANTED_SPECS}")
@@ -218,14 +251,25 @@ def synthesize(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generator,
     users, user_p = draw_users(n_users, rng)
     plant = planted_top_job_instances(n_jobs)
     if planted is not None:
-        model = plant_profiles(model, planted, rng, top_job=plant)
+        model = plant_profiles(model, planted, rng, top_job=plant, spread=planted_spread)
 
     def make_chunk(m: int, done: int) -> dict[str, pd.DataFrame]:
         # the paper's top job is the first job of the first chunk
-        return _generate_chunk_v2(m, model, machines, users, user_p, rng, sensor_jitter=sensor_jitter,
-                                  fresh_group=fresh_group, plant_top_job=plant if done == 0 else 0)
+        return _generate_chunk_v2(
+            m,
+            model,
+            machines,
+            users,
+            user_p,
+            rng,
+            sensor_jitter=sensor_jitter,
+            fresh_group=fresh_group,
+            plant_top_job=plant if done == 0 else 0,
+        )
 
-    counts, label_parts = write_archives(out_dir, n_jobs, make_chunk, chunk_jobs=chunk_jobs, progress=progress)
+    counts, label_parts = write_archives(
+        out_dir, n_jobs, make_chunk, chunk_jobs=chunk_jobs, progress=progress
+    )
     if planted is not None:
         with atomic_path(out_dir / PLANTED_LABELS) as dest:
             pd.concat(label_parts, ignore_index=True).to_parquet(dest, index=False)
@@ -235,15 +279,24 @@ def synthesize(out_dir: str | Path, n_jobs: int | str, rng: np.random.Generator,
 
 def _job_model(calibration: JobModel) -> JobModel:
     if not isinstance(calibration, JobModel):
-        raise TypeError(f"calibration must be the JobModel of synthetic.calibrate(rows), got "
-                        f"{type(calibration).__name__}")
+        raise TypeError(
+            f"calibration must be the JobModel of synthetic.calibrate(rows), got {type(calibration).__name__}"
+        )
     return calibration
 
 
-def generate_tables(n_jobs: int, rng: np.random.Generator, *, calibration: JobModel,
-                    workload: np.ndarray | None = None, sensor_jitter: float | None = None,
-                    fresh_group: float = 0.5, n_users: int = 1_300, planted: str | None = None,
-                    ) -> dict[str, pd.DataFrame]:
+def generate_tables(
+    n_jobs: int,
+    rng: np.random.Generator,
+    *,
+    calibration: JobModel,
+    workload: np.ndarray | None = None,
+    sensor_jitter: float | None = None,
+    fresh_group: float = 0.5,
+    n_users: int = 1_300,
+    planted: str | None = None,
+    planted_spread: float = PLANTED_SPREAD,
+) -> dict[str, pd.DataFrame]:
     """The five trace tables of ``n_jobs`` jobs as in-memory frames (what :func:`synthesize`
     writes, without archives; no planted top job). ``workload`` fixes each job's workload,
     e.g. to draw many jobs of one stratum for a realism check. ``planted`` (see
@@ -255,9 +308,18 @@ def generate_tables(n_jobs: int, rng: np.random.Generator, *, calibration: JobMo
     if planted is not None:
         if planted not in PLANTED_SPECS:
             raise ValueError(f"unknown planted structure {planted!r}; known: {PLANTED_SPECS}")
-        model = plant_profiles(model, planted, rng)
-    return _generate_chunk_v2(n_jobs, model, machines, users, user_p, rng, workload=workload,
-                              sensor_jitter=sensor_jitter, fresh_group=fresh_group)
+        model = plant_profiles(model, planted, rng, spread=planted_spread)
+    return _generate_chunk_v2(
+        n_jobs,
+        model,
+        machines,
+        users,
+        user_p,
+        rng,
+        workload=workload,
+        sensor_jitter=sensor_jitter,
+        fresh_group=fresh_group,
+    )
 
 
 def _job_status(workload: np.ndarray, model: JobModel, rng: np.random.Generator) -> np.ndarray:
@@ -271,8 +333,11 @@ def _job_status(workload: np.ndarray, model: JobModel, rng: np.random.Generator)
     return status
 
 
-def _draw_templates(workload: np.ndarray, model: JobModel, rng: np.random.Generator,
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _draw_templates(
+    workload: np.ndarray,
+    model: JobModel,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(first, second) real-row indices per job and the planted profile of each of the two tasks
     (-1: none): templates of the job's workload drawn uniformly (with planted profiles: a
     profile's template or a background one, :func:`draw_planted`); jobs without a workload take a
@@ -284,7 +349,9 @@ def _draw_templates(workload: np.ndarray, model: JobModel, rng: np.random.Genera
         idx = np.flatnonzero(workload == w)
         tpl = model.templates[w]
         if w and model.planted is not None:
-            first[idx], second[idx], labels[0, idx], labels[1, idx] = draw_planted(idx.size, w, model.planted, rng)
+            first[idx], second[idx], labels[0, idx], labels[1, idx] = draw_planted(
+                idx.size, w, model.planted, rng
+            )
             continue
         if w:
             k = rng.integers(0, tpl.first.size, idx.size)
@@ -292,16 +359,28 @@ def _draw_templates(workload: np.ndarray, model: JobModel, rng: np.random.Genera
             pairs, singles = np.flatnonzero(tpl.second >= 0), np.flatnonzero(tpl.second < 0)
             pick_pair = rng.random(idx.size) < model.pair_share_none
             ws, wp = model.none_weights
-            k = np.where(pick_pair, pairs[rng.choice(pairs.size, idx.size, p=wp)],
-                         singles[rng.choice(singles.size, idx.size, p=ws)])
+            k = np.where(
+                pick_pair,
+                pairs[rng.choice(pairs.size, idx.size, p=wp)],
+                singles[rng.choice(singles.size, idx.size, p=ws)],
+            )
         first[idx], second[idx] = tpl.first[k], tpl.second[k]
     return first, second, labels[0], labels[1]
 
 
-def _generate_chunk_v2(n_jobs: int, model: JobModel, machines: pd.DataFrame, users: np.ndarray,
-                       user_p: np.ndarray, rng: np.random.Generator, *, workload: np.ndarray | None = None,
-                       sensor_jitter: float, fresh_group: float, plant_top_job: int = 0,
-                       ) -> dict[str, pd.DataFrame]:
+def _generate_chunk_v2(
+    n_jobs: int,
+    model: JobModel,
+    machines: pd.DataFrame,
+    users: np.ndarray,
+    user_p: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    workload: np.ndarray | None = None,
+    sensor_jitter: float,
+    fresh_group: float,
+    plant_top_job: int = 0,
+) -> dict[str, pd.DataFrame]:
     """One chunk of jobs of version ``v2``; ``workload`` forces the jobs' workloads (realism
     checks), ``plant_top_job > 0`` makes the first job the paper's top job with that many instances."""
     if workload is None:
@@ -336,17 +415,28 @@ def _generate_chunk_v2(n_jobs: int, model: JobModel, machines: pd.DataFrame, use
     t_label = np.r_[label_first, label_second[two]][order]
     v = model.values
     inst_num = v["inst_num"][t_row].astype(np.int64)
+    # a planted profile's jobs spread in every nonzero column (no draw at all without one, so an
+    # unplanted trace keeps its random stream)
+    spread = model.planted.spread if model.planted is not None else 0.0
+    p_task = (label_first >= 0)[t_job] if spread > 0 else np.zeros(t_job.size, dtype=bool)
+    plan = {c: v[c][t_row].copy() for c in ("plan_cpu", "plan_mem", "plan_gpu")}
+    if p_task.any():
+        inst_num[p_task] = spread_inst_num(inst_num[p_task], spread, rng)
+        for c in plan:
+            plan[c][p_task] *= spread_factor(int(p_task.sum()), spread, rng)
     if plant_top_job:
         inst_num[t_job == 0] = plant_top_job
     shift = rng.normal(0.0, 0.02 * model.start_sd, n_jobs)  # job-level: tasks of a job move together
     start = np.round(v["start_time"][t_row] + shift[t_job])
     dur_sd = BANDWIDTH * model.log_sd["duration"][t_row]
+    dur_sd = np.where(p_task, np.maximum(dur_sd, spread), dur_sd)
     duration = np.maximum(1, np.round(v["duration"][t_row] * np.exp(rng.normal(0, 1, t_job.size) * dur_sd)))
     end = start + duration
-    plan_gpu = np.where(v["plan_gpu"][t_row] > 0, v["plan_gpu"][t_row], np.nan)
+    plan_gpu = np.where(plan["plan_gpu"] > 0, plan["plan_gpu"], np.nan)
     t_name = meta["task_name"][t_row].astype(object)
     gpu_type, t_status, t_start, t_end, job_start, job_end = _task_states(
-        plan_gpu, meta["gpu_type"][t_row], status, t_job, start, end, n_jobs)
+        plan_gpu, meta["gpu_type"][t_row], status, t_job, start, end, n_jobs
+    )
 
     # instances (none for waiting jobs), one sensor row each. A real row's sensor values come from
     # any instance of its job (the join is on the job id), so a job's instances all derive from one
@@ -358,50 +448,103 @@ def _generate_chunk_v2(n_jobs: int, model: JobModel, machines: pd.DataFrame, use
     sensor_row = np.where((second >= 0) & (rng.random(n_jobs) < 0.5), second, first)[i_job]
     z_job = rng.normal(0.0, 1.0, (n_jobs, len(NOISY_SENSORS)))
     z_inst = rng.normal(0.0, 0.5, (i_task.size, len(NOISY_SENSORS)))
+    p_inst = p_task[i_task]
     sens = {}
     for k, c in enumerate(NOISY_SENSORS):
         sd = sensor_jitter * model.log_sd[c][sensor_row]
+        sd = np.where(p_inst, np.maximum(sd, spread), sd)
         sens[c] = v[c][sensor_row] * np.exp((z_job[i_job, k] + z_inst[:, k]) * sd)
     sens["max_gpu_wrk_mem"] = v["max_gpu_wrk_mem"][sensor_row]
+    if p_task.any():  # job-level, as the real maximum repeats across a job's instances
+        f_job = spread_factor(n_jobs, spread, rng)
+        sens["max_gpu_wrk_mem"] = np.where(
+            p_inst, sens["max_gpu_wrk_mem"] * f_job[i_job], sens["max_gpu_wrk_mem"]
+        )
     sens["max_mem"] = np.maximum(sens["max_mem"], sens["avg_mem"])
     has_max = sens["max_gpu_wrk_mem"] > 0
-    sens["avg_gpu_wrk_mem"] = np.where(has_max, np.minimum(sens["avg_gpu_wrk_mem"], sens["max_gpu_wrk_mem"]),
-                                       sens["avg_gpu_wrk_mem"])
+    sens["avg_gpu_wrk_mem"] = np.where(
+        has_max, np.minimum(sens["avg_gpu_wrk_mem"], sens["max_gpu_wrk_mem"]), sens["avg_gpu_wrk_mem"]
+    )
     m_idx = _machines_for(gpu_type[i_task], machines, rng)
     machine = machines["machine"].to_numpy()[m_idx]
     cap_gpu = machines["cap_gpu"].to_numpy()[m_idx].astype(int)
     worker_name, inst_name = hex_ids(i_task.size, 60, rng), hex_ids(i_task.size, 60, rng)
     i_start = t_start[i_task] + rng.integers(0, 30, i_task.size)
-    gpu_name = np.where(cap_gpu > 0, np.char.add("/dev/nvidia", (rng.integers(0, 1 << 30, i_task.size)
-                                                                 % np.maximum(cap_gpu, 1)).astype(str)), "")
+    gpu_name = np.where(
+        cap_gpu > 0,
+        np.char.add(
+            "/dev/nvidia", (rng.integers(0, 1 << 30, i_task.size) % np.maximum(cap_gpu, 1)).astype(str)
+        ),
+        "",
+    )
     tables = {
-        "pai_job_table": pd.DataFrame({"job_name": job_name, "inst_id": inst_id, "user": user, "status": status,
-                                       "start_time": _fmt_num(job_start, True), "end_time": _fmt_num(job_end, True)}),
-        "pai_task_table": pd.DataFrame({
-            "job_name": job_name[t_job], "task_name": t_name, "inst_num": inst_num, "status": t_status,
-            "start_time": _fmt_num(t_start, True), "end_time": _fmt_num(t_end, True),
-            "plan_cpu": _fmt_num(v["plan_cpu"][t_row]), "plan_mem": _fmt_num(v["plan_mem"][t_row]),
-            "plan_gpu": _fmt_num(plan_gpu), "gpu_type": gpu_type}),
-        "pai_instance_table": pd.DataFrame({
-            "job_name": job_name[i_job], "task_name": t_name[i_task], "inst_name": inst_name,
-            "worker_name": worker_name, "inst_id": inst_id[i_job], "status": t_status[i_task],
-            "start_time": _fmt_num(i_start, True), "end_time": _fmt_num(t_end[i_task], True), "machine": machine}),
-        "pai_sensor_table": pd.DataFrame({
-            "job_name": job_name[i_job], "task_name": t_name[i_task], "worker_name": worker_name,
-            "inst_id": inst_id[i_job], "machine": machine, "gpu_name": gpu_name,
-            **{c: sens[c] for c in SENSOR_FEATURES}}),
+        "pai_job_table": pd.DataFrame(
+            {
+                "job_name": job_name,
+                "inst_id": inst_id,
+                "user": user,
+                "status": status,
+                "start_time": _fmt_num(job_start, True),
+                "end_time": _fmt_num(job_end, True),
+            }
+        ),
+        "pai_task_table": pd.DataFrame(
+            {
+                "job_name": job_name[t_job],
+                "task_name": t_name,
+                "inst_num": inst_num,
+                "status": t_status,
+                "start_time": _fmt_num(t_start, True),
+                "end_time": _fmt_num(t_end, True),
+                "plan_cpu": _fmt_num(plan["plan_cpu"]),
+                "plan_mem": _fmt_num(plan["plan_mem"]),
+                "plan_gpu": _fmt_num(plan_gpu),
+                "gpu_type": gpu_type,
+            }
+        ),
+        "pai_instance_table": pd.DataFrame(
+            {
+                "job_name": job_name[i_job],
+                "task_name": t_name[i_task],
+                "inst_name": inst_name,
+                "worker_name": worker_name,
+                "inst_id": inst_id[i_job],
+                "status": t_status[i_task],
+                "start_time": _fmt_num(i_start, True),
+                "end_time": _fmt_num(t_end[i_task], True),
+                "machine": machine,
+            }
+        ),
+        "pai_sensor_table": pd.DataFrame(
+            {
+                "job_name": job_name[i_job],
+                "task_name": t_name[i_task],
+                "worker_name": worker_name,
+                "inst_id": inst_id[i_job],
+                "machine": machine,
+                "gpu_name": gpu_name,
+                **{c: sens[c] for c in SENSOR_FEATURES},
+            }
+        ),
     }
     tagged = rng.random(n_jobs) < REAL_GROUP_TAG_ROWS / REAL_JOB_ROWS
     tagged[0] |= bool(plant_top_job)
-    tables["pai_group_tag_table"] = pd.DataFrame({
-        "inst_id": inst_id[tagged], "user": user[tagged], "gpu_type_spec": "", "group": group[tagged],
-        "workload": workload[tagged]})
+    tables["pai_group_tag_table"] = pd.DataFrame(
+        {
+            "inst_id": inst_id[tagged],
+            "user": user[tagged],
+            "gpu_type_spec": "",
+            "group": group[tagged],
+            "workload": workload[tagged],
+        }
+    )
     for name, df in tables.items():
         assert tuple(df.columns) == TABLES[name], name
     if model.planted is not None:  # ground truth beside the tables, per task of a workload job
         keep = workload[t_job] != ""
-        tables[PLANTED_KEY] = pd.DataFrame({"job_name": job_name[t_job][keep], "task_name": t_name[keep],
-                                            "planted": t_label[keep]})
+        tables[PLANTED_KEY] = pd.DataFrame(
+            {"job_name": job_name[t_job][keep], "task_name": t_name[keep], "planted": t_label[keep]}
+        )
     return tables
 
 

@@ -41,8 +41,37 @@ def mlp(inp, w0, b0, w1, b1, w2, b2, slope, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def encode(x, any_edge, leaves, snd, snd_ptr, rcv, rcv_ptr, es, es_ptr, rs,
-           p0, pb0, p1, pb1, p2, pb2, m0, mb0, m1, mb1, m2, mb2, u0, ub0, u1, ub1, u2, ub2, slope):  # pragma: no cover
+def encode(
+    x,
+    any_edge,
+    leaves,
+    snd,
+    snd_ptr,
+    rcv,
+    rcv_ptr,
+    es,
+    es_ptr,
+    rs,
+    p0,
+    pb0,
+    p1,
+    pb1,
+    p2,
+    pb2,
+    m0,
+    mb0,
+    m1,
+    mb1,
+    m2,
+    mb2,
+    u0,
+    ub0,
+    u1,
+    ub1,
+    u2,
+    ub2,
+    slope,
+):  # pragma: no cover
     """Node embeddings of one job (see the module docstring)."""
     n = x.shape[0]
     e = p2.shape[1]

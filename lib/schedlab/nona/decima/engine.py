@@ -94,8 +94,13 @@ class JobPlan:
 
 def _flatten(steps) -> tuple:
     todo = [s for s in reversed(steps) if s is not None]
-    ptr = lambda arrs: np.concatenate([[0], np.cumsum([a.size for a in arrs])]).astype(np.int64)
-    cat = lambda arrs: np.concatenate(arrs).astype(np.int64) if arrs else np.zeros(0, dtype=np.int64)
+
+    def ptr(arrs):
+        return np.concatenate([[0], np.cumsum([a.size for a in arrs])]).astype(np.int64)
+
+    def cat(arrs):
+        return np.concatenate(arrs).astype(np.int64) if arrs else np.zeros(0, dtype=np.int64)
+
     snd, rcv = [s.senders for s in todo], [s.receivers for s in todo]
     es, rs = [s.edge_sender for s in todo], [s.recv_start for s in todo]
     return (cat(snd), ptr(snd), cat(rcv), ptr(rcv), cat(es), ptr(es), cat(rs))
@@ -174,8 +179,12 @@ class Engine:
         runs it as a compiled kernel per job; ``"numpy"`` is the batched array version.
     """
 
-    def __init__(self, weights: DecimaWeights, message_passing: MessagePassing = "spark-sched-sim",
-                 backend: str = "numba") -> None:
+    def __init__(
+        self,
+        weights: DecimaWeights,
+        message_passing: MessagePassing = "spark-sched-sim",
+        backend: str = "numba",
+    ) -> None:
         if message_passing not in _VARIANTS:
             raise ValueError(f"message_passing must be 'spark-sched-sim' or 'exact', got {message_passing!r}")
         if backend not in ("numba", "numpy"):
@@ -203,8 +212,9 @@ class Engine:
         # input blocks of the executor head: [x_dag (3), h_dag (16), h_glob (16), k / E (1)]
         self.exec_x, self.exec_d = x0[:d], x0[d : d + e]
         self.exec_g, self.exec_k, self.exec_b = x0[d + e : d + 2 * e], x0[d + 2 * e], xb0
-        self._flat_weights = tuple(np.ascontiguousarray(a) for lay in (self.prep, self.msg, self.update)
-                                   for wb in lay for a in wb)
+        self._flat_weights = tuple(
+            np.ascontiguousarray(a) for lay in (self.prep, self.msg, self.update) for wb in lay for a in wb
+        )
 
     @staticmethod
     def _gnn(layers, h):
@@ -277,8 +287,16 @@ class Engine:
         out = []
         k = 0
         for i, (o, n, r) in enumerate(zip(starts, sizes, rows)):
-            out.append(JobEmbedding(h[o : o + n], h_dag[i], g[i], np.asarray(r, dtype=np.int64),
-                                    stage_pre[k : k + len(r)], exec_pre[i]))
+            out.append(
+                JobEmbedding(
+                    h[o : o + n],
+                    h_dag[i],
+                    g[i],
+                    np.asarray(r, dtype=np.int64),
+                    stage_pre[k : k + len(r)],
+                    exec_pre[i],
+                )
+            )
             k += len(r)
         return out
 
@@ -288,7 +306,9 @@ class Engine:
         z = np.tanh(stage_pre + h_glob @ self.stage_g)
         return (np.tanh(z @ w1 + b1) @ w2 + b2)[:, 0]
 
-    def exec_logits(self, exec_pre: np.ndarray, h_glob: np.ndarray, cap: int, num_executors: int) -> np.ndarray:
+    def exec_logits(
+        self, exec_pre: np.ndarray, h_glob: np.ndarray, cap: int, num_executors: int
+    ) -> np.ndarray:
         """Executor-head scores of the actions ``k = 0 .. cap - 1`` of one job."""
         (w1, b1), (w2, b2) = self.exec_tail0, self.exec_tail1
         k = np.arange(cap, dtype=np.float64)[:, None] / num_executors
@@ -299,7 +319,9 @@ class Engine:
 def split_observation(obs: DecimaObservation, message_passing: MessagePassing = "spark-sched-sim"):
     """Per-job ``(xs, plans, rows)`` of an observation (local indices), for :meth:`Engine.embed`."""
     ptr, edges = obs.job_ptr, obs.edges
-    job_of_edge = np.searchsorted(ptr, edges[:, 0], side="right") - 1 if edges.size else np.zeros(0, dtype=np.int64)
+    job_of_edge = (
+        np.searchsorted(ptr, edges[:, 0], side="right") - 1 if edges.size else np.zeros(0, dtype=np.int64)
+    )
     xs, plans, rows = [], [], []
     for j in range(obs.num_jobs):
         a, b = int(ptr[j]), int(ptr[j + 1])
@@ -316,16 +338,21 @@ class FastOutput(DecimaOutput):
     exec_scores: tuple = ()
 
 
-def forward_fast(w: DecimaWeights | Engine, obs: DecimaObservation,
-                 message_passing: MessagePassing = "spark-sched-sim") -> FastOutput:
+def forward_fast(
+    w: DecimaWeights | Engine, obs: DecimaObservation, message_passing: MessagePassing = "spark-sched-sim"
+) -> FastOutput:
     """:func:`~schedlab.nona.decima.policy.forward` through the :class:`Engine` (for tests)."""
     eng = w if isinstance(w, Engine) else Engine(w, message_passing)
     xs, plans, rows = split_observation(obs, eng.message_passing)
     emb = eng.embed(xs, plans, rows, any_edge=obs.edges.shape[0] > 0)
     h_glob = np.sum([e.g for e in emb], axis=0)
     scores = eng.stage_logits(np.concatenate([e.stage_pre for e in emb]), h_glob)
-    ex = tuple(eng.exec_logits(e.exec_pre, h_glob, int(c), obs.num_executors) for e, c in zip(emb, obs.exec_caps))
-    return FastOutput(np.concatenate([e.h for e in emb]), np.stack([e.h_dag for e in emb]), h_glob, scores, ex)
+    ex = tuple(
+        eng.exec_logits(e.exec_pre, h_glob, int(c), obs.num_executors) for e, c in zip(emb, obs.exec_caps)
+    )
+    return FastOutput(
+        np.concatenate([e.h for e in emb]), np.stack([e.h_dag for e in emb]), h_glob, scores, ex
+    )
 
 
 # ------------------------------------------------------------------- compiled kernel
@@ -333,5 +360,11 @@ def compiled_node_embeddings(eng: "Engine", x: np.ndarray, plan: JobPlan, any_ed
     """One job's node embeddings through the compiled kernel (:mod:`._kernels`)."""
     from schedlab.nona.decima._kernels import encode
 
-    return encode(np.ascontiguousarray(x, dtype=np.float64), bool(any_edge), plan.leaves.astype(np.int64),
-                  *plan.flat, *eng._flat_weights, GNN_SLOPE)
+    return encode(
+        np.ascontiguousarray(x, dtype=np.float64),
+        bool(any_edge),
+        plan.leaves.astype(np.int64),
+        *plan.flat,
+        *eng._flat_weights,
+        GNN_SLOPE,
+    )

@@ -108,7 +108,12 @@ class JobState:
             raise ValueError(f"JobState.supply: expected >= 0, got {self.supply}")
         if self.tasks and len(self.tasks) != n:
             raise ValueError(f"JobState.tasks: expected {n} ids, got {len(self.tasks)}")
-        for name, value in (("edges", edges), ("waiting", waiting), ("runnable", runnable), ("duration_ms", dur)):
+        for name, value in (
+            ("edges", edges),
+            ("waiting", waiting),
+            ("runnable", runnable),
+            ("duration_ms", dur),
+        ):
             object.__setattr__(self, name, value)
 
     @property
@@ -133,10 +138,14 @@ class ClusterState:
                 f"ClusterState.num_committable: expected 0..{self.num_executors}, got {self.num_committable}"
             )
         if self.source_job is not None and not (0 <= self.source_job < len(self.jobs)):
-            raise ValueError(f"ClusterState.source_job: expected None or 0..{len(self.jobs) - 1}, got {self.source_job}")
+            raise ValueError(
+                f"ClusterState.source_job: expected None or 0..{len(self.jobs) - 1}, got {self.source_job}"
+            )
 
 
-def commit_caps(supply: np.ndarray, num_committable: int, num_executors: int, source_job: int | None) -> np.ndarray:
+def commit_caps(
+    supply: np.ndarray, num_committable: int, num_executors: int, source_job: int | None
+) -> np.ndarray:
     """How many executors each job may receive this round (spark-sched-sim's rule).
 
     >>> commit_caps(np.array([0, 3, 5]), 2, 4, source_job=2).tolist()
@@ -234,14 +243,16 @@ def job_state(
     """
     finished, running = set(finished), set(running)
     if finished & running:
-        raise ValueError(f"job_state: tasks {sorted(map(str, finished & running))} are both finished and running")
+        raise ValueError(
+            f"job_state: tasks {sorted(map(str, finished & running))} are both finished and running"
+        )
     nodes = [v for v in (order if order is not None else dag.nodes) if v not in finished]
     index = {v: i for i, v in enumerate(nodes)}
-    edges = np.array([(index[u], index[v]) for u, v in dag.edges if u in index and v in index], dtype=np.int64)
-    waiting = np.array([v not in running for v in nodes])
-    runnable = np.array(
-        [v not in running and all(p in finished for p in dag.predecessors(v)) for v in nodes]
+    edges = np.array(
+        [(index[u], index[v]) for u, v in dag.edges if u in index and v in index], dtype=np.int64
     )
+    waiting = np.array([v not in running for v in nodes])
+    runnable = np.array([v not in running and all(p in finished for p in dag.predecessors(v)) for v in nodes])
     for v in nodes:
         if v in running and not all(p in finished for p in dag.predecessors(v)):
             raise ValueError(f"job_state: task {v!r} runs before all its parents finished")

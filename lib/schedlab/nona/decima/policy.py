@@ -122,11 +122,18 @@ def weights_from_state_dict(state: Mapping[str, np.ndarray], source: str = "<sta
     expected = {f"{p}.{i}.{kind}" for p in LAYOUT for i in (0, 2, 4) for kind in ("weight", "bias")}
     extra, missing = sorted(set(state) - expected), sorted(expected - set(state))
     if extra or missing:
-        def few(keys: list[str]) -> str:  # a whole layout of names would bury the line
-            return ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "") if keys else "none"
 
-        raise ValueError(f"{source}: state dict keys differ from Decima's layout; missing {len(missing)} of "
-                         f"{len(expected)} ({few(missing)}), unexpected {len(extra)} ({few(extra)})")
+        def few(keys: list[str]) -> str:  # a whole layout of names would bury the line
+            return (
+                ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+                if keys
+                else "none"
+            )
+
+        raise ValueError(
+            f"{source}: state dict keys differ from Decima's layout; missing {len(missing)} of "
+            f"{len(expected)} ({few(missing)}), unexpected {len(extra)} ({few(extra)})"
+        )
     mlps = {}
     for prefix, (act, shapes) in LAYOUT.items():
         ws, bs = [], []
@@ -220,7 +227,9 @@ class DecimaObservation:
         if not np.isfinite(x).all():
             raise ValueError("DecimaObservation.x: non-finite feature values")
         if ptr.ndim != 1 or ptr.size < 2 or ptr[0] != 0 or ptr[-1] != n or np.any(np.diff(ptr) < 1):
-            raise ValueError(f"DecimaObservation.job_ptr: expected 0 = p0 < p1 < ... < pJ = N = {n}, got {ptr.tolist()}")
+            raise ValueError(
+                f"DecimaObservation.job_ptr: expected 0 = p0 < p1 < ... < pJ = N = {n}, got {ptr.tolist()}"
+            )
         if mask.shape != (n,):
             raise ValueError(f"DecimaObservation.stage_mask: expected shape ({n},), got {mask.shape}")
         if caps.shape != (ptr.size - 1,) or np.any(caps < 0) or np.any(caps > self.num_executors):
@@ -236,7 +245,13 @@ class DecimaObservation:
             bad = np.flatnonzero(job[edges[:, 0]] != job[edges[:, 1]])
             if bad.size:
                 raise ValueError(f"DecimaObservation.edges: edge {edges[bad[0]].tolist()} joins two jobs")
-        for name, value in (("x", x), ("edges", edges), ("job_ptr", ptr), ("stage_mask", mask), ("exec_caps", caps)):
+        for name, value in (
+            ("x", x),
+            ("edges", edges),
+            ("job_ptr", ptr),
+            ("stage_mask", mask),
+            ("exec_caps", caps),
+        ):
             object.__setattr__(self, name, value)
         object.__setattr__(self, "_levels", topological_generations(edges, n))
         object.__setattr__(self, "_plans", {})
@@ -250,7 +265,11 @@ class DecimaObservation:
         x = np.asarray(x, dtype=np.float64)
         stage_mask = np.asarray(stage_mask, dtype=bool)
         exec_caps = np.asarray(exec_caps, dtype=np.int64)
-        if x.shape != self.x.shape or stage_mask.shape != self.stage_mask.shape or exec_caps.shape != self.exec_caps.shape:
+        if (
+            x.shape != self.x.shape
+            or stage_mask.shape != self.stage_mask.shape
+            or exec_caps.shape != self.exec_caps.shape
+        ):
             raise ValueError("DecimaObservation.with_state: shapes differ from the observation's")
         new = object.__new__(DecimaObservation)
         for name in ("edges", "job_ptr", "num_executors", "_levels", "_plans"):
@@ -297,7 +316,11 @@ def topological_generations(edges: np.ndarray, n: int) -> list[np.ndarray]:
     while current.size:
         gens.append(current)
         seen += current.size
-        nxt = np.concatenate([children[starts[v] : starts[v + 1]] for v in current]) if current.size else current
+        nxt = (
+            np.concatenate([children[starts[v] : starts[v + 1]] for v in current])
+            if current.size
+            else current
+        )
         np.subtract.at(indeg, nxt, 1)
         current = np.unique(nxt[indeg[nxt] == 0])
     if seen != n:
@@ -375,7 +398,9 @@ def message_passing_plan(obs: DecimaObservation, message_passing: MessagePassing
     return plan
 
 
-def node_embeddings(w: DecimaWeights, obs: DecimaObservation, message_passing: MessagePassing = "spark-sched-sim") -> np.ndarray:
+def node_embeddings(
+    w: DecimaWeights, obs: DecimaObservation, message_passing: MessagePassing = "spark-sched-sim"
+) -> np.ndarray:
     """The node encoder (see the module docstring for the two message-passing variants)."""
     if message_passing not in ("spark-sched-sim", "exact"):
         raise ValueError(f"message_passing must be 'spark-sched-sim' or 'exact', got {message_passing!r}")
@@ -395,7 +420,9 @@ def node_embeddings(w: DecimaWeights, obs: DecimaObservation, message_passing: M
     return h
 
 
-def forward(w: DecimaWeights, obs: DecimaObservation, message_passing: MessagePassing = "spark-sched-sim") -> DecimaOutput:
+def forward(
+    w: DecimaWeights, obs: DecimaObservation, message_passing: MessagePassing = "spark-sched-sim"
+) -> DecimaOutput:
     """Node embeddings, DAG and global summaries and the stage head's scores."""
     h = node_embeddings(w, obs, message_passing)
     per_node = w["encoder.dag_encoder.mlp"](np.concatenate([obs.x, h], axis=1))
@@ -403,7 +430,9 @@ def forward(w: DecimaWeights, obs: DecimaObservation, message_passing: MessagePa
     h_glob = w["encoder.global_encoder.mlp"](h_dag).sum(axis=0)
     m = obs.stage_mask
     jobs = obs.node_job[m]
-    inputs = np.concatenate([obs.x[m], h[m], h_dag[jobs], np.broadcast_to(h_glob, (jobs.size, EMBED_DIM))], axis=1)
+    inputs = np.concatenate(
+        [obs.x[m], h[m], h_dag[jobs], np.broadcast_to(h_glob, (jobs.size, EMBED_DIM))], axis=1
+    )
     scores = w["stage_policy_network.mlp_score"](inputs)[:, 0]
     return DecimaOutput(h, h_dag, h_glob, scores)
 

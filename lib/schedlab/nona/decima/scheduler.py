@@ -61,7 +61,14 @@ from threadpoolctl import ThreadpoolController
 from schedlab.nona.decima.features import NUM_TASKS_SCALE as F_NUM_TASKS_SCALE
 from schedlab.nona.decima.features import WORK_SCALE as F_WORK_SCALE
 from schedlab.nona.decima.features import commit_caps, features_from_arrays
-from schedlab.nona.decima.policy import EMBED_DIM, DecimaObservation, DecimaPolicy, DecimaWeights, MessagePassing, load_weights
+from schedlab.nona.decima.policy import (
+    EMBED_DIM,
+    DecimaObservation,
+    DecimaPolicy,
+    DecimaWeights,
+    MessagePassing,
+    load_weights,
+)
 
 
 class ReferenceDecimaScheduler:
@@ -101,7 +108,9 @@ class ReferenceDecimaScheduler:
             raise TypeError("DecimaScheduler: rng must be a numpy Generator or an int seed")
         self._rng_arg = rng
         self.compute_rate = float(compute_rate)
-        self.policy = DecimaPolicy(weights if weights is not None else load_weights(), message_passing, greedy)
+        self.policy = DecimaPolicy(
+            weights if weights is not None else load_weights(), message_passing, greedy
+        )
         self._blas = ThreadpoolController()
 
     # ---------------------------------------------------------------- simulator API
@@ -140,7 +149,8 @@ class ReferenceDecimaScheduler:
                 raise RuntimeError(
                     f"DecimaScheduler: job {job.job_id} runs {job.running} tasks but this scheduler "
                     f"assigned {len(running.get(job.job_id, ()))} busy servers to it; was another scheme "
-                    "assigning servers, or prepare() not called?")
+                    "assigning servers, or prepare() not called?"
+                )
         ids = [job.job_id for job in active]
         still = [j for j in freed_jobs if j in view.active]
         source = ids.index(still[0]) if len(freed_jobs) == 1 and still else None
@@ -178,7 +188,9 @@ class ReferenceDecimaScheduler:
         sizes_arr = np.array(sizes)
         ptr = np.concatenate([[0], np.cumsum(sizes_arr)])
         edges_all = np.concatenate(edges) if edges else np.zeros((0, 2), dtype=np.int64)
-        edges_all = edges_all[np.lexsort((edges_all[:, 1], edges_all[:, 0]))]  # parent-sorted, as built by features
+        edges_all = edges_all[
+            np.lexsort((edges_all[:, 1], edges_all[:, 0]))
+        ]  # parent-sorted, as built by features
         supply = np.array([job.running for job in active], dtype=np.int64)
         E = self.servers
         obs = None
@@ -189,8 +201,14 @@ class ReferenceDecimaScheduler:
             x = features_from_arrays(sizes_arr, supply, waiting_all, duration_all, E, len(free), source)
             caps = commit_caps(supply, len(free), E, source)
             if obs is None:
-                obs = DecimaObservation(x=x, edges=edges_all, job_ptr=ptr, stage_mask=runnable_all,
-                                        exec_caps=caps, num_executors=E)
+                obs = DecimaObservation(
+                    x=x,
+                    edges=edges_all,
+                    job_ptr=ptr,
+                    stage_mask=runnable_all,
+                    exec_caps=caps,
+                    num_executors=E,
+                )
             else:
                 obs = obs.with_state(x, runnable_all, caps)
             act = self.policy.act(obs, self.rng)
@@ -224,14 +242,14 @@ class _Struct:
 
     def __init__(self, sid, key, cls, tasks, plan, base, rows, supply):
         self.id = sid
-        self.key = key              # (class, finished mask, running mask): equal in every run
+        self.key = key  # (class, finished mask, running mask): equal in every run
         self.cls = cls
-        self.tasks = tasks          # (n,) the job's task ids of the nodes, increasing
-        self.plan = plan            # JobPlan of the remaining graph
-        self.base = base            # (n, 2) features 3 and 4 (remaining tasks / 200, work / 1e5)
-        self.rows = rows            # local indices of the schedulable nodes
+        self.tasks = tasks  # (n,) the job's task ids of the nodes, increasing
+        self.plan = plan  # JobPlan of the remaining graph
+        self.base = base  # (n, 2) features 3 and 4 (remaining tasks / 200, work / 1e5)
+        self.rows = rows  # local indices of the schedulable nodes
         self.row_tasks = tasks[rows].tolist()
-        self.supply = supply        # running tasks = executors held (or committed this round)
+        self.supply = supply  # running tasks = executors held (or committed this round)
         self.has_edges = plan.num_edges > 0
         self.n = int(tasks.size)
 
@@ -326,8 +344,13 @@ class DecimaScheduler:
             pmask = [0] * c.n
             for u, v in e:
                 pmask[v] |= 1 << u
-            self._cls.append((np.array(e, dtype=np.int64).reshape(-1, 2), pmask,
-                              np.asarray(c.work, dtype=np.float64) / self.compute_rate * 1000.0))
+            self._cls.append(
+                (
+                    np.array(e, dtype=np.int64).reshape(-1, 2),
+                    pmask,
+                    np.asarray(c.work, dtype=np.float64) / self.compute_rate * 1000.0,
+                )
+            )
         self._holder: dict[int, tuple[int, int]] = {}
         # one slot per active job: its state [class, finished mask, running mask], _Struct, cached
         # JobEmbedding, executor supply, the cap its embedding was made for (-1: stale), and its
@@ -340,15 +363,21 @@ class DecimaScheduler:
         self._G = np.zeros((0, EMBED_DIM))
         self._free_slots: list[int] = []
         self._edge_jobs = 0
-        self._nodes = 0          # nodes of all active jobs (stats)
+        self._nodes = 0  # nodes of all active jobs (stats)
         self._nrows: list[int] = []  # schedulable nodes per slot
-        self._top = 0            # slots >= _top were never used (h_glob sums _G[:_top])
+        self._top = 0  # slots >= _top were never used (h_glob sums _G[:_top])
         self._src_slot = -1
         self._any_edge = None
         self._last_id = -1
-        sig = (self.servers, self.compute_rate, self.message_passing,
-               tuple((getattr(c, "name", i), c.n, tuple(map(tuple, e.tolist())), tuple(c.work))
-                     for i, (c, (e, _p, _d)) in enumerate(zip(classes, self._cls))))
+        sig = (
+            self.servers,
+            self.compute_rate,
+            self.message_passing,
+            tuple(
+                (getattr(c, "name", i), c.n, tuple(map(tuple, e.tolist())), tuple(c.work))
+                for i, (c, (e, _p, _d)) in enumerate(zip(classes, self._cls))
+            ),
+        )
         sh = self.shared
         if sh is None or sh.get("signature") != sig:
             sh = {"signature": sig, "plans": {}, "structs": {}, "struct_list": []}
@@ -358,12 +387,20 @@ class DecimaScheduler:
                 sh = self.shared
         if sh.get("weights") is not self.weights:  # cached embeddings belong to one set of weights
             sh["weights"], sh["cache"] = self.weights, {}
-        self._plans: dict = sh["plans"]            # (class, finished) -> JobPlan
-        self._structs: dict = sh["structs"]        # (class, finished, running) -> _Struct
+        self._plans: dict = sh["plans"]  # (class, finished) -> JobPlan
+        self._structs: dict = sh["structs"]  # (class, finished, running) -> _Struct
         self.structs: list[_Struct] = sh["struct_list"]  # by id (records refer to them)
         self._cache: dict = sh["cache"]
-        self.stats = {"decisions": 0, "rounds": 0, "policy_s": 0.0, "num_exec_sum": 0, "max_nodes": 0,
-                      "embedded_jobs": 0, "cache_hits": 0, "stage_rows": 0}
+        self.stats = {
+            "decisions": 0,
+            "rounds": 0,
+            "policy_s": 0.0,
+            "num_exec_sum": 0,
+            "max_nodes": 0,
+            "embedded_jobs": 0,
+            "cache_hits": 0,
+            "stage_rows": 0,
+        }
 
     def _struct(self, ci: int, fin: int, run: int) -> _Struct:
         key = (ci, fin, run)
@@ -386,8 +423,9 @@ class DecimaScheduler:
                 e = edges
             plan = self._plans[pk] = self._job_plan(e, keep.size, self.message_passing)
         waiting = np.array([not (run >> t) & 1 for t in keep.tolist()], dtype=bool)
-        rows = np.array([i for i, t in enumerate(keep.tolist())
-                         if waiting[i] and (pmask[t] & ~fin) == 0], dtype=np.int64)
+        rows = np.array(
+            [i for i, t in enumerate(keep.tolist()) if waiting[i] and (pmask[t] & ~fin) == 0], dtype=np.int64
+        )
         remaining = waiting.astype(np.float64)
         base = np.stack([remaining / F_NUM_TASKS_SCALE, remaining * dur[keep] / F_WORK_SCALE], axis=1)
         st = _Struct(len(self.structs), key, ci, keep, plan, base, rows, int(run).bit_count())
@@ -498,9 +536,12 @@ class DecimaScheduler:
                 raise RuntimeError(
                     f"DecimaScheduler: job {jid} runs {j.running} tasks but this scheduler assigned "
                     f"{self._S_state[slot_of[jid]][2].bit_count()} busy servers to it; was another scheme "
-                    "assigning servers, or prepare() not called?")
+                    "assigning servers, or prepare() not called?"
+                )
         if len(slot_of) != len(active):
-            raise RuntimeError("DecimaScheduler: the active jobs differ from the ones it tracked; prepare() not called?")
+            raise RuntimeError(
+                "DecimaScheduler: the active jobs differ from the ones it tracked; prepare() not called?"
+            )
         still = [j for j in freed_jobs if j in active]
         src = slot_of[still[0]] if len(freed_jobs) == 1 and still else -1
         if src != self._src_slot:  # both the old and the new source job see a new feature 1
@@ -542,9 +583,12 @@ class DecimaScheduler:
                     self._cap[slot] = c
                 if miss:
                     todo = list(miss.items())
-                    new = eng.embed([self.job_features(S_struct[sl], c, sl == src) for _k, (sl, c) in todo],
-                                    [S_struct[sl].plan for _k, (sl, _c) in todo],
-                                    [S_struct[sl].rows for _k, (sl, _c) in todo], any_edge)
+                    new = eng.embed(
+                        [self.job_features(S_struct[sl], c, sl == src) for _k, (sl, c) in todo],
+                        [S_struct[sl].plan for _k, (sl, _c) in todo],
+                        [S_struct[sl].rows for _k, (sl, _c) in todo],
+                        any_edge,
+                    )
                     if len(cache) + len(new) > self.cache_size:
                         cache.clear()
                     for (key, _v), e in zip(todo, new):
@@ -590,11 +634,18 @@ class DecimaScheduler:
             if self.record is not None:
                 if order is None:
                     order = [slot_of[j] for j in active]
-                self.record.append(DecisionRecord(
-                    time=float(view.now),
-                    jobs=tuple((S_struct[s].id, int(caps[s]), s == src) for s in order),
-                    any_edge=any_edge, stage_pick=pick, job_pos=order.index(slot), exec_pick=kx,
-                    num_executors=E, log_prob=float(np.log(p[pick]) + np.log(q[kx]))))
+                self.record.append(
+                    DecisionRecord(
+                        time=float(view.now),
+                        jobs=tuple((S_struct[s].id, int(caps[s]), s == src) for s in order),
+                        any_edge=any_edge,
+                        stage_pick=pick,
+                        job_pos=order.index(slot),
+                        exec_pick=kx,
+                        num_executors=E,
+                        log_prob=float(np.log(p[pick]) + np.log(q[kx])),
+                    )
+                )
             self.stats["decisions"] += 1
             self.stats["num_exec_sum"] += kx + 1
             task = S_struct[slot].row_tasks[k]

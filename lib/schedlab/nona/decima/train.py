@@ -158,8 +158,9 @@ def _torch():
     try:
         import torch
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("Decima training needs PyTorch: install the 'trace' extra "
-                          "(pip install -e .[trace])") from exc
+        raise ImportError(
+            "Decima training needs PyTorch: install the 'trace' extra (pip install -e .[trace])"
+        ) from exc
     return torch
 
 
@@ -192,10 +193,12 @@ def make_module(weights: DecimaWeights | None = None, generator=None):
     root.double()
     with torch.no_grad():
         if weights is not None:
-            state = {f"{p}.{i}.{k}": torch.from_numpy(np.asarray(arr, dtype=np.float64).copy())
-                     for p, m in weights.mlps.items()
-                     for i, (w, b) in zip((0, 2, 4), zip(m.weights, m.biases))
-                     for k, arr in (("weight", w), ("bias", b))}
+            state = {
+                f"{p}.{i}.{k}": torch.from_numpy(np.asarray(arr, dtype=np.float64).copy())
+                for p, m in weights.mlps.items()
+                for i, (w, b) in zip((0, 2, 4), zip(m.weights, m.biases))
+                for k, arr in (("weight", w), ("bias", b))
+            }
             root.load_state_dict(state, strict=True)
         else:
             g = generator if generator is not None else torch.Generator().manual_seed(0)
@@ -233,16 +236,17 @@ class Episode:
 
     records: list
     scheduler: Any
-    returns: np.ndarray       # G(t_k), job-seconds (<= 0)
-    total_return: float       # G(0) = -sum of JCTs
+    returns: np.ndarray  # G(t_k), job-seconds (<= 0)
+    total_return: float  # G(0) = -sum of JCTs
     mean_jct_s: float
     jobs: int
-    arrival: np.ndarray       # every job's arrival and completion (the baseline re-evaluates G)
+    arrival: np.ndarray  # every job's arrival and completion (the baseline re-evaluates G)
     completion: np.ndarray
 
 
-def batch_log_probs(module, episodes: Sequence[Episode], message_passing: str = "spark-sched-sim",
-                    exec_head: bool = True):
+def batch_log_probs(
+    module, episodes: Sequence[Episode], message_passing: str = "spark-sched-sim", exec_head: bool = True
+):
     """``(log_prob, entropy)`` tensors, one entry per decision of ``episodes`` (in order).
 
     ``exec_head=False``: the stage head's terms only (the executor head's are left out).
@@ -278,8 +282,11 @@ def batch_log_probs(module, episodes: Sequence[Episode], message_passing: str = 
                     pk = (st.key[0], st.key[1])
                     plan = plans_cache.get(pk)
                     if plan is None:
-                        plan = plans_cache[pk] = st.plan if message_passing == sch.message_passing else job_plan(
-                            np.zeros((0, 2)), st.n)
+                        plan = plans_cache[pk] = (
+                            st.plan
+                            if message_passing == sch.message_passing
+                            else job_plan(np.zeros((0, 2)), st.n)
+                        )
                     ent_plan.append(plan)
                     ent_rows.append(st.rows)
                     ent_edge.append(rec.any_edge)
@@ -319,7 +326,9 @@ def batch_log_probs(module, episodes: Sequence[Episode], message_passing: str = 
             senders = torch.from_numpy(np.concatenate(snd))
             receivers = torch.from_numpy(np.concatenate(rcv))
             m = msg(h[senders])[torch.from_numpy(np.concatenate(es))]
-            agg = torch.zeros((nr, E16), dtype=torch.float64).index_add(0, torch.from_numpy(np.concatenate(er)), m)
+            agg = torch.zeros((nr, E16), dtype=torch.float64).index_add(
+                0, torch.from_numpy(np.concatenate(er)), m
+            )
             h[receivers] = h0[receivers] + upd(agg)
     else:
         h = h0
@@ -331,12 +340,18 @@ def batch_log_probs(module, episodes: Sequence[Episode], message_passing: str = 
     W0s, b0s = stage[0].weight, stage[0].bias
     W0e, b0e = exe[0].weight, exe[0].bias
     first = torch.from_numpy(offs)
-    exec_pre = X[first, :D3] @ W0e[:, :D3].T + h_dag @ W0e[:, D3:D3 + E16].T + b0e
+    exec_pre = X[first, :D3] @ W0e[:, :D3].T + h_dag @ W0e[:, D3 : D3 + E16].T + b0e
     row_off = np.concatenate([[0], np.cumsum([len(r) for r in ent_rows])])
-    rows_g = torch.from_numpy(np.concatenate([np.asarray(r, dtype=np.int64) + offs[i] for i, r in enumerate(ent_rows)]))
+    rows_g = torch.from_numpy(
+        np.concatenate([np.asarray(r, dtype=np.int64) + offs[i] for i, r in enumerate(ent_rows)])
+    )
     rows_e = torch.from_numpy(np.repeat(np.arange(n_ent), [len(r) for r in ent_rows]))
-    stage_pre = (X[rows_g] @ W0s[:, :F].T + h[rows_g] @ W0s[:, F:F + E16].T
-                 + h_dag[rows_e] @ W0s[:, F + E16:F + 2 * E16].T + b0s)
+    stage_pre = (
+        X[rows_g] @ W0s[:, :F].T
+        + h[rows_g] @ W0s[:, F : F + E16].T
+        + h_dag[rows_e] @ W0s[:, F + E16 : F + 2 * E16].T
+        + b0s
+    )
 
     # --- per decision: h_glob, stage candidates, executor actions
     recs = [rec for ep in episodes for rec in ep.records]
@@ -344,7 +359,8 @@ def batch_log_probs(module, episodes: Sequence[Episode], message_passing: str = 
     pair_d = np.repeat(np.arange(n_dec), [len(j) for j in dec_jobs])
     pair_e = np.concatenate([np.asarray(j, dtype=np.int64) for j in dec_jobs])
     h_glob = torch.zeros((n_dec, E16), dtype=torch.float64).index_add(
-        0, torch.from_numpy(pair_d), gterm[torch.from_numpy(pair_e)])
+        0, torch.from_numpy(pair_d), gterm[torch.from_numpy(pair_e)]
+    )
     cand_d, cand_r, pick_s = [], [], np.empty(n_dec, dtype=np.int64)
     ex_d, ex_k, pick_x = [], [], np.empty(n_dec, dtype=np.int64)
     ex_ent = np.empty(n_dec, dtype=np.int64)
@@ -364,17 +380,22 @@ def batch_log_probs(module, episodes: Sequence[Episode], message_passing: str = 
         n_ex += cap
     cd = torch.from_numpy(np.concatenate(cand_d))
     cr = torch.from_numpy(np.concatenate(cand_r))
-    z = torch.tanh(stage_pre[cr] + h_glob[cd] @ W0s[:, F + 2 * E16:].T)
+    z = torch.tanh(stage_pre[cr] + h_glob[cd] @ W0s[:, F + 2 * E16 :].T)
     s_logit = stage[4](stage[3](stage[2](z)))[:, 0]
     E = float(recs[0].num_executors)
     xd = torch.from_numpy(np.concatenate(ex_d))
     xk = torch.from_numpy(np.concatenate(ex_k)).to(torch.float64) / E
-    ze = torch.tanh(exec_pre[torch.from_numpy(ex_ent)][xd] + h_glob[xd] @ W0e[:, D3 + E16:D3 + 2 * E16].T
-                    + xk[:, None] * W0e[:, D3 + 2 * E16][None, :])
+    ze = torch.tanh(
+        exec_pre[torch.from_numpy(ex_ent)][xd]
+        + h_glob[xd] @ W0e[:, D3 + E16 : D3 + 2 * E16].T
+        + xk[:, None] * W0e[:, D3 + 2 * E16][None, :]
+    )
     x_logit = exe[4](exe[3](exe[2](ze)))[:, 0]
 
     def seg_logsoftmax(logit, seg):
-        mx = torch.zeros(n_dec, dtype=torch.float64).scatter_reduce(0, seg, logit.detach(), "amax", include_self=False)
+        mx = torch.zeros(n_dec, dtype=torch.float64).scatter_reduce(
+            0, seg, logit.detach(), "amax", include_self=False
+        )
         z = torch.exp(logit - mx[seg])
         lse = torch.log(torch.zeros(n_dec, dtype=torch.float64).index_add(0, seg, z)) + mx
         logp = logit - lse[seg]
@@ -406,8 +427,9 @@ def _edge_steps(plan, cache: dict) -> list:
 
 
 # --------------------------------------------------------------------------- episodes
-def returns_to_go(arrival: np.ndarray, completion: np.ndarray, times: np.ndarray,
-                  tau: float = 0.0) -> tuple[np.ndarray, float]:
+def returns_to_go(
+    arrival: np.ndarray, completion: np.ndarray, times: np.ndarray, tau: float = 0.0
+) -> tuple[np.ndarray, float]:
     """``G(t) = -integral_t^end w(s - t) N(s) ds`` at ``times`` and ``G(0)`` (N: jobs in the system).
 
     ``tau = 0``: ``w = 1`` (undiscounted, Decima's paper); ``tau > 0``: continuous-time
@@ -449,9 +471,18 @@ def returns_to_go(arrival: np.ndarray, completion: np.ndarray, times: np.ndarray
     return -out, -G0
 
 
-def run_episode(weights: DecimaWeights, cfg: TrainConfig, arrival_seed: int, policy_seed: int,
-                job_classes=None, cluster=None, *, record: bool = True, greedy: bool = False,
-                shared: dict | None = None) -> Episode:
+def run_episode(
+    weights: DecimaWeights,
+    cfg: TrainConfig,
+    arrival_seed: int,
+    policy_seed: int,
+    job_classes=None,
+    cluster=None,
+    *,
+    record: bool = True,
+    greedy: bool = False,
+    shared: dict | None = None,
+) -> Episode:
     """Simulate one episode of ``cfg`` with ``weights`` (arrivals from ``arrival_seed``).
 
     ``shared``: a dict reused across episodes (job states, plans, embeddings of these weights).
@@ -462,22 +493,42 @@ def run_episode(weights: DecimaWeights, cfg: TrainConfig, arrival_seed: int, pol
     if job_classes is None or cluster is None:
         job_classes, cluster = training_workload(cfg)
     recs: list = [] if record else None
-    sch = DecimaScheduler(rng=np.random.default_rng(policy_seed), weights=weights, compute_rate=cluster.compute_rate,
-                          message_passing=cfg.message_passing, record=recs, greedy=greedy, shared=shared)
-    res = simulate(job_classes, cluster, sch, duration=cfg.episode_s, warmup=0.0, cooldown=0.0,
-                   rng=np.random.default_rng(arrival_seed))
+    sch = DecimaScheduler(
+        rng=np.random.default_rng(policy_seed),
+        weights=weights,
+        compute_rate=cluster.compute_rate,
+        message_passing=cfg.message_passing,
+        record=recs,
+        greedy=greedy,
+        shared=shared,
+    )
+    res = simulate(
+        job_classes,
+        cluster,
+        sch,
+        duration=cfg.episode_s,
+        warmup=0.0,
+        cooldown=0.0,
+        rng=np.random.default_rng(arrival_seed),
+    )
     j = res.jobs
     times = np.array([r.time for r in recs]) if record else np.zeros(0)
     arr, comp = j.arrival.to_numpy(), j.completion.to_numpy()
     G, G0 = returns_to_go(arr, comp, times, cfg.discount_s)
-    return Episode(recs or [], sch, G, G0, float(j.jct.mean()) if len(j) else float("nan"), int(len(j)), arr, comp)
+    return Episode(
+        recs or [], sch, G, G0, float(j.jct.mean()) if len(j) else float("nan"), int(len(j)), arr, comp
+    )
 
 
 def initial_weights(cfg: TrainConfig) -> DecimaWeights:
     """The network :func:`train` starts from (``cfg.init``, the same seeded draws), in NumPy."""
     torch = _torch()
-    return export_weights(make_module(load_weights() if cfg.init == "public" else None,
-                                      generator=torch.Generator().manual_seed(int(cfg.seed))))
+    return export_weights(
+        make_module(
+            load_weights() if cfg.init == "public" else None,
+            generator=torch.Generator().manual_seed(int(cfg.seed)),
+        )
+    )
 
 
 def training_workload(cfg: TrainConfig):
@@ -504,7 +555,9 @@ def _checkpoint_path(directory: Path) -> Path:
     return Path(directory) / "checkpoint.pt"
 
 
-def save_checkpoint(directory: str | Path, module, opt, iteration: int, curve: list, cfg: TrainConfig) -> Path:
+def save_checkpoint(
+    directory: str | Path, module, opt, iteration: int, curve: list, cfg: TrainConfig
+) -> Path:
     """Atomically write ``checkpoint.pt`` (model, Adam state, iteration, curve, config)."""
     torch = _torch()
     from schedlab.io import atomic_path
@@ -512,13 +565,29 @@ def save_checkpoint(directory: str | Path, module, opt, iteration: int, curve: l
     path = _checkpoint_path(Path(directory))
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
-        torch.save({"model": module.state_dict(), "optimizer": opt.state_dict(), "iteration": iteration,
-                    "curve": curve, "config": json.dumps(asdict(cfg), sort_keys=True)}, tmp)
+        torch.save(
+            {
+                "model": module.state_dict(),
+                "optimizer": opt.state_dict(),
+                "iteration": iteration,
+                "curve": curve,
+                "config": json.dumps(asdict(cfg), sort_keys=True),
+            },
+            tmp,
+        )
     return path
 
 
-def train(cfg: TrainConfig, checkpoint_dir: str | Path | None = None, *, resume: bool = True,
-          stop_after: int | None = None, progress: bool = True, job_classes=None, cluster=None) -> TrainResult:
+def train(
+    cfg: TrainConfig,
+    checkpoint_dir: str | Path | None = None,
+    *,
+    resume: bool = True,
+    stop_after: int | None = None,
+    progress: bool = True,
+    job_classes=None,
+    cluster=None,
+) -> TrainResult:
     """Train (or resume training) Decima in the Nona simulator; see the module docstring.
 
     ``checkpoint_dir``: where ``checkpoint.pt`` goes every ``cfg.checkpoint_every`` iterations
@@ -538,7 +607,9 @@ def train(cfg: TrainConfig, checkpoint_dir: str | Path | None = None, *, resume:
     if resume and ckpt is not None and ckpt.is_file():
         state = torch.load(ckpt, weights_only=False)
         if json.loads(state["config"]) != json.loads(json.dumps(asdict(cfg), sort_keys=True)):
-            raise ValueError(f"{ckpt}: checkpoint of another training config; delete it or change the directory")
+            raise ValueError(
+                f"{ckpt}: checkpoint of another training config; delete it or change the directory"
+            )
         module.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         start, curve = int(state["iteration"]), list(state["curve"])
@@ -555,14 +626,23 @@ def train(cfg: TrainConfig, checkpoint_dir: str | Path | None = None, *, resume:
         if stop_after is not None and done_here >= stop_after:
             break
         t0 = time.perf_counter()
-        arrival_seed, *policy_seeds = np.random.SeedSequence([int(cfg.seed), it]).generate_state(1 + cfg.rollouts).tolist()
+        arrival_seed, *policy_seeds = (
+            np.random.SeedSequence([int(cfg.seed), it]).generate_state(1 + cfg.rollouts).tolist()
+        )
         weights = export_weights(module)
-        eps = [run_episode(weights, cfg, arrival_seed, s, job_classes, cluster, shared=shared) for s in policy_seeds]
+        eps = [
+            run_episode(weights, cfg, arrival_seed, s, job_classes, cluster, shared=shared)
+            for s in policy_seeds
+        ]
         eps = [e for e in eps if e.records]
         t_sim = time.perf_counter() - t0
-        stats = {"iteration": it, "mean_jct_s": float(np.mean([e.mean_jct_s for e in eps])) if eps else float("nan"),
-                 "mean_return": float(np.mean([e.total_return for e in eps])) if eps else float("nan"),
-                 "decisions": int(sum(len(e.records) for e in eps)), "jobs": int(sum(e.jobs for e in eps))}
+        stats = {
+            "iteration": it,
+            "mean_jct_s": float(np.mean([e.mean_jct_s for e in eps])) if eps else float("nan"),
+            "mean_return": float(np.mean([e.total_return for e in eps])) if eps else float("nan"),
+            "decisions": int(sum(len(e.records) for e in eps)),
+            "jobs": int(sum(e.jobs for e in eps)),
+        }
         if len(eps) >= 2:
             advs = _advantages(eps, cfg.discount_s)
             log_prob, ent = batch_log_probs(module, eps, cfg.message_passing, cfg.exec_head)
@@ -599,8 +679,9 @@ def _advantages(eps: Sequence[Episode], tau: float = 0.0) -> np.ndarray:
     return a / sd if sd > 0 else a
 
 
-def numpy_log_probs(weights: DecimaWeights, episodes: Sequence[Episode],
-                    message_passing: str = "spark-sched-sim") -> np.ndarray:
+def numpy_log_probs(
+    weights: DecimaWeights, episodes: Sequence[Episode], message_passing: str = "spark-sched-sim"
+) -> np.ndarray:
     """The NumPy policy's log-probabilities of the recorded decisions (no PyTorch; for checks).
 
     Each decision's observation is rebuilt from its record (job states, caps, source flags)
@@ -615,13 +696,19 @@ def numpy_log_probs(weights: DecimaWeights, episodes: Sequence[Episode],
         sch = ep.scheduler
         for rec in ep.records:
             sts = [(sch.structs[sid], cap, src) for sid, cap, src in rec.jobs]
-            emb = eng.embed([sch.job_features(st, cap, src) for st, cap, src in sts], [st.plan for st, _c, _s in sts],
-                            [st.rows for st, _c, _s in sts], rec.any_edge)
+            emb = eng.embed(
+                [sch.job_features(st, cap, src) for st, cap, src in sts],
+                [st.plan for st, _c, _s in sts],
+                [st.rows for st, _c, _s in sts],
+                rec.any_edge,
+            )
             h_glob = np.sum([e.g for e in emb], axis=0)
             pre = [e.stage_pre for e, (st, _c, _s) in zip(emb, sts) if st.rows.size]
             s = eng.stage_logits(np.concatenate(pre), h_glob)
             ls = s[rec.stage_pick] - (s.max() + np.log(np.exp(s - s.max()).sum()))
-            x = eng.exec_logits(emb[rec.job_pos].exec_pre, h_glob, rec.jobs[rec.job_pos][1], rec.num_executors)
+            x = eng.exec_logits(
+                emb[rec.job_pos].exec_pre, h_glob, rec.jobs[rec.job_pos][1], rec.num_executors
+            )
             lx = x[rec.exec_pick] - (x.max() + np.log(np.exp(x - x.max()).sum()))
             out.append(ls + lx)
     return np.array(out)
@@ -632,8 +719,12 @@ def numpy_log_probs(weights: DecimaWeights, episodes: Sequence[Episode],
 EVAL_COLUMNS = ("jobs", "mean_jct_s", "p99_jct_s", "inference_mean_jct_s", "inference_p99_jct_s")
 #: evaluation schemes besides those of :func:`~schedlab.nona.schedulers.make_scheduler`: the
 #: trained and the initial network, sampled or greedy (``(weights key, greedy)``)
-EVAL_DECIMA_VARIANTS = {"decima_retrained": ("trained", False), "decima_retrained_greedy": ("trained", True),
-                        "decima_init": ("init", False), "decima_init_greedy": ("init", True)}
+EVAL_DECIMA_VARIANTS = {
+    "decima_retrained": ("trained", False),
+    "decima_retrained_greedy": ("trained", True),
+    "decima_init": ("init", False),
+    "decima_init_greedy": ("init", True),
+}
 #: the other schemes an evaluation runs on the training workload (no tables to give but Nona's)
 EVAL_OTHER_SCHEMES = ("decima", "nona", "spark_fair", "random", "opportunistic")
 
@@ -649,13 +740,24 @@ def evaluation_seeds(n: int) -> list[int]:
 
 def training_arrival_seeds(cfg: TrainConfig) -> set[int]:
     """Every arrival seed the training run of ``cfg`` draws (one per iteration)."""
-    return {int(np.random.SeedSequence([cfg.seed, it]).generate_state(1 + cfg.rollouts)[0])
-            for it in range(cfg.iterations)}
+    return {
+        int(np.random.SeedSequence([cfg.seed, it]).generate_state(1 + cfg.rollouts)[0])
+        for it in range(cfg.iterations)
+    }
 
 
-def evaluate(cfg: TrainConfig, schemes: Sequence[str], seeds: Sequence[int], *, duration: float,
-             weights: DecimaWeights, init_weights: DecimaWeights, nona_tables: str | Path | None = None,
-             executor: Any = None, progress: bool = True):
+def evaluate(
+    cfg: TrainConfig,
+    schemes: Sequence[str],
+    seeds: Sequence[int],
+    *,
+    duration: float,
+    weights: DecimaWeights,
+    init_weights: DecimaWeights,
+    nona_tables: str | Path | None = None,
+    executor: Any = None,
+    progress: bool = True,
+):
     """Held-out evaluation: every scheme on every arrival sequence ``seeds`` of ``cfg``'s workload.
 
     Schemes: ``decima_retrained``/``decima_init`` (``weights``/``init_weights``, sampling
@@ -677,8 +779,10 @@ def evaluate(cfg: TrainConfig, schemes: Sequence[str], seeds: Sequence[int], *, 
 
     unknown = [s for s in schemes if s not in EVAL_DECIMA_VARIANTS and s not in EVAL_OTHER_SCHEMES]
     if unknown:
-        raise ValueError(f"unknown evaluation scheme(s) {unknown}; expected some of "
-                         f"{', '.join([*EVAL_DECIMA_VARIANTS, *EVAL_OTHER_SCHEMES])}")
+        raise ValueError(
+            f"unknown evaluation scheme(s) {unknown}; expected some of "
+            f"{', '.join([*EVAL_DECIMA_VARIANTS, *EVAL_OTHER_SCHEMES])}"
+        )
     overlap = training_arrival_seeds(cfg) & set(int(s) for s in seeds)
     if overlap:
         raise ValueError(f"evaluation seeds {sorted(overlap)} are training arrival seeds of this config")
@@ -687,8 +791,16 @@ def evaluate(cfg: TrainConfig, schemes: Sequence[str], seeds: Sequence[int], *, 
     cells = [(scheme, int(sd)) for scheme in schemes for sd in seeds]
     ex, must_close = resolve(executor)
     try:
-        rows = ex.map(_evaluate_run, cells, cfg, float(duration), {"trained": weights, "init": init_weights},
-                      nona_tables, desc="decima evaluation", progress=progress)
+        rows = ex.map(
+            _evaluate_run,
+            cells,
+            cfg,
+            float(duration),
+            {"trained": weights, "init": init_weights},
+            nona_tables,
+            desc="decima evaluation",
+            progress=progress,
+        )
     finally:
         if must_close:
             ex.close()
@@ -708,8 +820,9 @@ def _nona_tables_for(cfg: TrainConfig, path: str | Path | None) -> Path:
     return path
 
 
-def _evaluate_run(cell: tuple[str, int], cfg: TrainConfig, duration: float, weights: dict,
-                  nona_tables: Path | None) -> dict:
+def _evaluate_run(
+    cell: tuple[str, int], cfg: TrainConfig, duration: float, weights: dict, nona_tables: Path | None
+) -> dict:
     """One evaluation run: ``cell`` = (scheme, arrival seed)."""
     from schedlab.nona.decima.scheduler import DecimaScheduler
     from schedlab.nona.schedulers import SchemeUnavailable, make_scheduler
@@ -722,7 +835,9 @@ def _evaluate_run(cell: tuple[str, int], cfg: TrainConfig, duration: float, weig
     try:
         if scheme in EVAL_DECIMA_VARIANTS:
             which, greedy = EVAL_DECIMA_VARIANTS[scheme]
-            sch = DecimaScheduler(rng=sd, compute_rate=cluster.compute_rate, weights=weights[which], greedy=greedy)
+            sch = DecimaScheduler(
+                rng=sd, compute_rate=cluster.compute_rate, weights=weights[which], greedy=greedy
+            )
         elif scheme == "nona":
             doc = load_tables(nona_tables)
             check_tables_match(doc, wl, cluster)
