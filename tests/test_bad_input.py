@@ -723,3 +723,23 @@ def test_a_command_says_which_checkout_it_uses(tmp_path):
     # inside the install's own checkout nothing is said
     res = _schedlab_cli(["--help"], env=env, cwd=paths.ROOT / "lib")
     assert res.returncode == 0 and res.stderr == ""
+
+
+# --- a bad params.yaml value that only a cell can see: one line, and the failing run kept ---
+
+
+def test_a_bad_value_fails_in_one_line_and_keeps_the_failing_run(tmp_path):
+    import json
+
+    out = tmp_path / "out"
+    args = ["notebook", "run", "nona/table2", "--profile", "smoke", "--output-root", str(out)]
+    res = CliRunner().invoke(main, [*args, "-p", "models", "[nosuchmodel]"])
+    line = clean_failure(res, "nona/table2: cell", "ValueError", "nosuchmodel", "table2.failed.ipynb")
+    assert len(res.output.strip().splitlines()[-1]) == len(line)  # the error is the last line, alone
+    kept = out / "data/executed/nona/table2.failed.ipynb"
+    outputs = [o for c in json.loads(kept.read_text())["cells"] for o in c.get("outputs", [])]
+    assert any(o.get("output_type") == "error" and "nosuchmodel" in o.get("evalue", "") for o in outputs)
+    assert not (out / "data/executed/nona/table2.ipynb").exists()  # no executed copy of a failed run
+    # a good run afterwards replaces the failure with the executed copy
+    assert CliRunner().invoke(main, args).exit_code == 0
+    assert (out / "data/executed/nona/table2.ipynb").is_file() and not kept.exists()

@@ -110,7 +110,7 @@ def notebook_run(
         out = notebooks.run(
             name, output_root=root, executed=executed, profile=profile_name, overrides=overrides
         )
-    except (FileNotFoundError, notebooks.ParamsError) as exc:
+    except (FileNotFoundError, notebooks.ParamsError, notebooks.StageFailed) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"executed {name} -> {out}")
 

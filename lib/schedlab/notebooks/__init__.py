@@ -55,7 +55,7 @@ from schedlab.notebooks.params import (
     stage_key,
     stage_params,
 )
-from schedlab.notebooks.runner import notebook_path, run
+from schedlab.notebooks.runner import StageFailed, failed_path, notebook_path, run
 from schedlab.notebooks.watchdog import Interrupted, stop_with_parent
 
 __all__ = [
@@ -78,6 +78,8 @@ __all__ = [
     "parse_overrides",
     "paths",
     "run",
+    "StageFailed",
+    "failed_path",
     "selected_profile",
     "shared_keys",
     "stage_key",

@@ -46,7 +46,8 @@ def run(
     ``source`` runs another notebook file under ``name``'s parameters (tests). Interrupted
     (Ctrl-C, SIGTERM, SIGHUP, or its parent process gone: :func:`stop_with_parent`), the kernel
     is shut down and nothing is left half-written: outputs are written atomically and the
-    partial executed copy is removed.
+    partial executed copy is removed. A cell that raises ends in :class:`StageFailed` (one line:
+    the cell and the error), the run up to that cell kept at :func:`failed_path`.
     """
     import papermill as pm  # heavy import, only when a notebook actually runs
 
@@ -98,6 +99,12 @@ def run(
                 kernel_manager_class=_local_kernel_manager(),
             )
         tmp.replace(out)
+        failed_path(out).unlink(missing_ok=True)  # a failure of an earlier run no longer stands
+    except pm.PapermillExecutionError as exc:
+        # keep the run up to the failing cell (its output shows the full traceback) and say in one
+        # line what failed: the executed copy itself stays the last complete run's
+        tmp.replace(failed_path(out))
+        raise StageFailed(name, exc, failed_path(out)) from None
     finally:
         tmp.unlink(missing_ok=True)
     # only a finished run is recorded: its times are what `schedlab timings` adds up
@@ -110,6 +117,27 @@ def run(
         load=(load_start, stagetimes.load_average()),
     )
     return out
+
+
+class StageFailed(RuntimeError):
+    """A cell of a stage notebook raised; the run up to that cell is kept beside the executed copy."""
+
+    def __init__(self, name: str, exc: Any, kept: Path):
+        self.name, self.kept = name, kept
+        error = f"{exc.ename}: {exc.evalue}".strip().rstrip(":")
+        super().__init__(
+            f"{name}: cell {exc.exec_count} raised {error} (the run up to that cell, with its "
+            f"traceback: {kept})"
+        )
+
+
+def failed_path(executed: Path) -> Path:
+    """Where a failed run's notebook is kept (``data/executed/nona/fig3.failed.ipynb``).
+
+    >>> failed_path(Path("data/executed/nona/fig3.ipynb")).as_posix()
+    'data/executed/nona/fig3.failed.ipynb'
+    """
+    return Path(executed).with_name(f"{Path(executed).stem}.failed.ipynb")
 
 
 def log_path(executed: Path) -> Path:
