@@ -53,3 +53,30 @@ def test_frozen_stage_lock_matches_its_files():
             assert path in recorded, f"dvc.lock's {name} lacks {path}: run `dvc commit {name}`"
             actual = hashlib.md5((paths.ROOT / path).read_bytes()).hexdigest()
             assert recorded[path] == actual, f"dvc.lock's {name} records a stale hash for {path}"
+
+
+def test_write_gives_a_new_stage_its_library_deps():
+    # a stage added by hand lists only its notebook: --write must add the library files it runs
+    # (it used to replace existing lib/ lines only, so a new stage needed a placeholder line)
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("stage_deps", paths.ROOT / "tools" / "stage_deps.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    text = (
+        "stages:\n"
+        "  nona_try:\n"
+        "    cmd: schedlab notebook run nona/table2\n"
+        "    deps:\n"
+        "      - notebooks/nona/table2.ipynb\n"
+        "\n"
+        "    outs:\n"
+        "      - results/nona/try.csv\n"
+    )
+    stages = yaml.safe_load(text)["stages"]
+    new = tool.rewrite(text, stages)
+    deps = yaml.safe_load(new)["stages"]["nona_try"]["deps"]
+    assert deps[0] == "notebooks/nona/table2.ipynb"
+    needed = imports.stage_library_files(stages["nona_try"]["cmd"])
+    assert needed and not imports.uncovered(needed, deps)
+    assert tool.rewrite(new, yaml.safe_load(new)["stages"]) == new  # a second write changes nothing

@@ -43,13 +43,25 @@ def rewrite(text: str, stages: dict) -> str:
     stage = None
     block = None
     inserted = False
+
+    def close_deps() -> None:
+        # a new stage's deps list no library file yet: its derived ones go at the end of the list
+        if block == "deps" and stage in stages and not inserted:
+            at = len(out)
+            while at and not out[at - 1].strip():  # before the blank lines that end the block
+                at -= 1
+            out[at:at] = [f"      - {d}\n" for d in derived_deps(stages[stage]["cmd"])]
+
     for line in lines:
         m = re.match(r"^  ([A-Za-z0-9_]+):\s*$", line)
         if m:
+            close_deps()
             stage, block, inserted = m.group(1), None, False
         elif re.match(r"^    (deps|params):\s*$", line):
+            close_deps()
             block, inserted = line.split(":")[0].strip(), False
         elif re.match(r"^    \S", line):
+            close_deps()
             block = None
         if block == "deps" and stage in stages and re.match(r"^      - (lib/schedlab/|reference/)", line):
             if not inserted:
@@ -66,6 +78,7 @@ def rewrite(text: str, stages: dict) -> str:
                 inserted = True
             continue
         out.append(line)
+    close_deps()
     return "".join(out)
 
 
