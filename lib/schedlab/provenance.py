@@ -27,8 +27,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from schedlab import paths
 
 
@@ -89,10 +87,12 @@ def pipeline_profile(root: Path) -> str:
     >>> pipeline_profile(Path(tempfile.mkdtemp()))
     'unknown (no params.yaml)'
     """
+    from schedlab.notebooks.params import selected_profile  # the pipeline's own reading of the switch
+
     path = Path(root) / "params.yaml"
     if not path.is_file():
         return "unknown (no params.yaml)"
-    return str((yaml.safe_load(path.read_text()) or {}).get("profile", "default"))
+    return selected_profile(path)
 
 
 #: :func:`describe`'s ``stage_runs`` when no stage run was recorded

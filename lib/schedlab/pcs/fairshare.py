@@ -50,16 +50,21 @@ def water_fill(rates: list, demand: list, zero_tolerance: float = 0.0) -> list:
     [Fraction(1, 2000), Fraction(3999, 2000)]
     >>> water_fill([Fraction(1, 2000), Fraction(3999, 2000)], [1, 2], zero_tolerance=1e-3)
     [0, Fraction(3999, 2000)]
+    >>> [float(a) for a in water_fill([Fraction(1), Fraction(1)], [1, 3], zero_tolerance=1e-3)]
+    [1.0, 1.0]
     """
-    if isinstance(zero_tolerance, bool) or not (
-        isinstance(zero_tolerance, numbers.Real) and 0 <= zero_tolerance < 1
-    ):
-        raise ValueError(
-            f"water_fill: zero_tolerance = {zero_tolerance!r}: expected a number "
-            ">= 0 and < 1 (GPUs; 0: exact, the authors' code: 1e-3)"
-        )
+    check_zero_tolerance("water_fill", zero_tolerance)
     if zero_tolerance > 0:
-        return _water_fill_tolerant(list(rates), list(demand), float(zero_tolerance))
+        tol = float(zero_tolerance)
+
+        def is_zero(x) -> bool:
+            # the authors' math.isclose(float(x), 0, abs_tol=tol), which is |float(x)| <= tol
+            return abs(float(x)) <= tol
+    else:
+
+        def is_zero(x) -> bool:
+            return x == 0
+
     nc = len(rates)
     rates, demand = list(rates), list(demand)
     alloc = [0] * nc
@@ -69,16 +74,17 @@ def water_fill(rates: list, demand: list, zero_tolerance: float = 0.0) -> list:
     while residual > 0 and total > 0:
         for i in range(nc):
             a = min(rates[i], demand[i])
-            if a == 0:
+            if is_zero(a):
                 a = 0  # a Fraction(0) share would turn an integer allocation into a Fraction
             alloc[i] += a
             demand[i] -= a
             residual -= a
             total -= a
-            if demand[i] == 0:
+            if is_zero(demand[i]):
+                # the class drops out (under the authors' rule, even with up to tol still unmet)
                 rates[i] = 0
                 demand[i] = 0
-        if residual == 0 or total == 0:
+        if is_zero(residual) or is_zero(total):
             break
         r = sum(rates)
         if r > 0:
@@ -89,43 +95,20 @@ def water_fill(rates: list, demand: list, zero_tolerance: float = 0.0) -> list:
     return alloc
 
 
-def _water_fill_tolerant(rates: list, demand: list, tol: float) -> list:
-    """:func:`water_fill` with the authors' zero rule: ``|float(x)| <= tol`` counts as 0.
+def check_zero_tolerance(where: str, tol) -> None:
+    """``tol`` must be a real number in [0, 1) (GPUs): a clear error naming ``where`` and the field.
 
-    A separate loop so that the exact default keeps its own (faster, simpler) comparisons;
-    ``math.isclose(float(x), 0, abs_tol=tol)`` is ``abs(float(x)) <= tol`` for ``tol > 0``.
-
-    >>> from fractions import Fraction
-    >>> [float(a) for a in _water_fill_tolerant([Fraction(1), Fraction(1)], [1, 3], 1e-3)]
-    [1.0, 1.0]
+    >>> check_zero_tolerance("WFQ", 1e-3)
+    >>> check_zero_tolerance("WFQ", True)
+    Traceback (most recent call last):
+    ...
+    ValueError: WFQ: zero_tolerance = True: expected a number >= 0 and < 1 (GPUs; 0: exact, the authors' code: 1e-3)
     """
-    nc = len(rates)
-    alloc = [0] * nc
-    total = sum(demand)
-    residual = sum(rates)
-    tries = 0
-    while residual > 0 and total > 0:
-        for i in range(nc):
-            a = min(rates[i], demand[i])
-            if abs(float(a)) <= tol:
-                a = 0
-            alloc[i] += a
-            demand[i] -= a
-            residual -= a
-            total -= a
-            if abs(float(demand[i])) <= tol:
-                # the class drops out even if up to ``tol`` of its demand is still unmet
-                rates[i] = 0
-                demand[i] = 0
-        if abs(float(residual)) <= tol or abs(float(total)) <= tol:
-            break
-        r = sum(rates)
-        if r > 0:
-            rates = [Fraction(residual * rates[i], r) for i in range(nc)]
-        tries += 1
-        if tries > 100:
-            break
-    return alloc
+    if isinstance(tol, bool) or not (isinstance(tol, numbers.Real) and 0 <= tol < 1):
+        raise ValueError(
+            f"{where}: zero_tolerance = {tol!r}: expected a number >= 0 and < 1 "
+            "(GPUs; 0: exact, the authors' code: 1e-3)"
+        )
 
 
 def integer_weights(rates_num: Sequence[int], rates_den: Sequence[int]) -> tuple[np.ndarray, int]:

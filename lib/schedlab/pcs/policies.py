@@ -51,7 +51,7 @@ from functools import lru_cache
 import numpy as np
 
 from schedlab.pcs.configs import WFQConfig
-from schedlab.pcs.fairshare import water_fill
+from schedlab.pcs.fairshare import check_zero_tolerance, water_fill
 from schedlab.pcs.hooks import Hooks, coin_replay, next_end_heap
 from schedlab.pcs.models import throughput
 from schedlab.pcs.workload import seconds_to_us
@@ -61,6 +61,21 @@ from schedlab.pcs.workload import seconds_to_us
 KERNELS = ("FIFO", "SRSF", "LAS", "FS", "AFS", "WFQ", "THEMIS")
 #: what a predictor replay can keep as a job's size (``Policy.replay_size``)
 REPLAY_SIZES = ("estimate", "true", "attained+estimate")
+
+
+def check_replay_size(replay_size: str, where: str = "") -> None:
+    """``replay_size`` must be one of :data:`REPLAY_SIZES` (``where`` prefixes the message).
+
+    >>> check_replay_size("true")
+    >>> check_replay_size("size", "KernelSpec: ")
+    Traceback (most recent call last):
+    ...
+    ValueError: KernelSpec: replay_size must be one of 'estimate', 'true', 'attained+estimate', not 'size'
+    """
+    if replay_size not in REPLAY_SIZES:
+        raise ValueError(
+            f"{where}replay_size must be one of {', '.join(map(repr, REPLAY_SIZES))}, not {replay_size!r}"
+        )
 
 
 class NoKernelError(ValueError):
@@ -118,11 +133,8 @@ class KernelSpec:
     def __post_init__(self) -> None:
         if self.code not in KERNELS:
             raise ValueError(f"KernelSpec: unknown code {self.code!r}; known: {', '.join(KERNELS)}")
-        _check_zero_tolerance("KernelSpec", self.zero_tolerance)
-        if self.replay_size not in REPLAY_SIZES:
-            raise ValueError(
-                f"KernelSpec: replay_size {self.replay_size!r}: expected one of {', '.join(REPLAY_SIZES)}"
-            )
+        check_zero_tolerance("KernelSpec", self.zero_tolerance)
+        check_replay_size(self.replay_size, "KernelSpec: ")
 
 
 class Policy:
@@ -207,10 +219,7 @@ class PriorityPolicy(Policy):
             raise ValueError(f"unknown priority policy {name!r}")
         if replay_size is None:
             replay_size = "true" if name == "LAS" else "estimate"
-        if replay_size not in REPLAY_SIZES:
-            raise ValueError(
-                f"replay_size must be one of {', '.join(map(repr, REPLAY_SIZES))}, not {replay_size!r}"
-            )
+        check_replay_size(replay_size)
         self.name = name
         self.replay_size = replay_size
 
@@ -425,15 +434,6 @@ def _gpu_gain(p: int, d: int) -> float:
     return (p1 - p) / p1
 
 
-def _check_zero_tolerance(where: str, tol) -> None:
-    """``tol`` must be a real number in [0, 1) (GPUs): a clear error naming the field."""
-    if isinstance(tol, bool) or not (isinstance(tol, numbers.Real) and 0 <= tol < 1):
-        raise ValueError(
-            f"{where}: zero_tolerance = {tol!r}: expected a number >= 0 and < 1 "
-            "(GPUs; 0: exact, the authors' code: 1e-3)"
-        )
-
-
 class WFQ(Policy):
     """PCS's weighted fair queueing across size classes (the authors' ``AppMCScheduler``).
 
@@ -468,7 +468,7 @@ class WFQ(Policy):
     """
 
     def __init__(self, config: WFQConfig, name: str = "PCS", zero_tolerance: float = 0.0):
-        _check_zero_tolerance("WFQ", zero_tolerance)
+        check_zero_tolerance("WFQ", zero_tolerance)
         self.config = config
         self.name = name
         self.zero_tolerance = float(zero_tolerance)
@@ -663,10 +663,7 @@ class Themis(Policy):
             )
         if valuation not in ("speedup", "linear"):
             raise ValueError(f"valuation must be 'speedup' or 'linear', not {valuation!r}")
-        if replay_size not in REPLAY_SIZES:
-            raise ValueError(
-                f"replay_size must be one of {', '.join(map(repr, REPLAY_SIZES))}, not {replay_size!r}"
-            )
+        check_replay_size(replay_size)
         if replay_pending_tick and not replay_leases:
             raise ValueError(
                 "replay_pending_tick=True needs replay_leases=True (a replay "
