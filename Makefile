@@ -35,8 +35,12 @@ lock:  ## re-pin requirements/lock.txt (then make reproduce, and commit dvc.lock
 # the trace extra (torch CPU) is needed by nona_decima_train (REINFORCE gradients); inference
 # everywhere else is NumPy. PROFILE=teaching|paper runs in runs/PROFILE/, a copy of the working
 # tree: params.yaml, dvc.lock and git here stay as they were (schedlab reproduce --profile).
-# The default profile takes ~30 min on 2 cores (README, Profiles).
+# How long each profile took, and at which load: README's profile table. Every run records its start,
+# end and load in results/timings/reproduce_PROFILE.json (not a pipeline output); a failed run leaves
+# it unfinished; `python tools/profile_table.py readme` puts complete runs into README's table.
+REPRODUCE_CLOCK = $(BIN)/python tools/profile_table.py --profile $(or $(PROFILE),default)
 reproduce: $(VENV)/.installed-test,trace  ## every table and figure (PROFILE=default|teaching|paper)
+	$(REPRODUCE_CLOCK) start
 ifeq ($(filter-out default,$(PROFILE)),)
 	$(BIN)/schedlab fetch
 	$(BIN)/dvc repro
@@ -45,6 +49,7 @@ else
 	$(BIN)/schedlab reproduce --profile $(PROFILE)
 	SCHEDLAB_ROOT=$(abspath runs/$(PROFILE)) $(BIN)/schedlab timings
 endif
+	$(REPRODUCE_CLOCK) end
 
 # the trace extra (torch CPU, transformers) lets the GPT-2 tracer, Decima's torch cross-check
 # and its training loop run as tests. TEST_WORKERS: pytest-xdist workers (auto = one per core);

@@ -29,8 +29,10 @@ with ``--penalty-max-iter`` iterations).
 
 ``--side-by-side REV``: the certified search (``_lagrange.solve_global``) of git revision REV's
 ``lib/schedlab/nona/_lagrange.py`` against this tree's, interleaved on the same compiled problems
-(per-server workload, the band grid's slowest region and a few others), with the CPU ratio
-before / after and whether both return the same theta, objective, bound and search statistics.
+(per-server workload, the band grid's slowest region and a few others; ``--side-grid``: every
+point of the default run, both workloads, the search run even where the root relaxation would
+settle the point), with the CPU ratio before / after and whether both return the same theta,
+objective, bound and search statistics (else which differ, and by how much).
 
 ``--pricings`` times only the certified ``global`` solve under each pricing of
 ``schedlab.nona.optimise.PRICINGS`` at every ``--solvers`` grid point, interleaved (same load on
@@ -230,20 +232,34 @@ def side_by_side(a) -> None:
     sys.modules["lagrange_before"] = before
     spec.loader.exec_module(before)
     _lagrange.load_kernels()
-    five = inference_classes(profiles.MODELS)
     stats = lambda r: {k: v for k, v in r.info.items() if k != "kernel_load_s"}  # noqa: E731
+    if a.side_grid:  # every point of the default run, both workloads
+        points = [
+            (name, servers, models, kwargs, bw, comm, load)
+            for name, (models, servers, kwargs) in workloads().items()
+            for bw in BAND_BANDWIDTHS
+            for comm in BAND_COMM_LOADS
+            for load in BAND_LOADS
+        ]
+    else:
+        points = [("per-server", 80, list(profiles.MODELS), {}, *p) for p in SIDE_POINTS]
+    classes = {m: inference_classes(m) for m in dict.fromkeys(tuple(p[2]) for p in points)}
     print(
         f"certified search of {a.side_by_side} (before) vs this tree (after), median CPU of {a.repeats}, "
-        "per-server workload, compiled problems shared"
+        "compiled problems shared"
     )
     print(
-        f"{'Gbps':>5s} {'bg':>4s} {'load':>4s} {'nodes':>5s} {'before s':>8s} {'after s':>8s} {'ratio':>6s} same"
+        f"{'workload':>10s} {'Gbps':>5s} {'bg':>4s} {'load':>4s} {'nodes':>5s} {'before s':>8s} {'after s':>8s} "
+        f"{'ratio':>6s} same"
     )
-    ratios = []
+    ratios, n_same, after_max = [], 0, 0.0
     with threadpool_limits(limits=1, user_api="blas"):
-        for i, (bw, comm, load) in enumerate(SIDE_POINTS):
-            cl = Cluster(servers=80, bandwidth_gbps=bw)
-            prob = compile_problem(build_workload(classes=five, load=load, cluster=cl, comm_load=comm), cl)
+        for i, (name, servers, models, kwargs, bw, comm, load) in enumerate(points):
+            cl = Cluster(servers=servers, bandwidth_gbps=bw)
+            wl = build_workload(
+                classes=classes[tuple(models)], load=load, cluster=cl, **{**kwargs, "comm_load": comm}
+            )
+            prob = compile_problem(wl, cl)
             if i == 0:  # the first calls load (or compile) both versions' kernels: not timed
                 before.solve_global(prob), _lagrange.solve_global(prob)
             tb, ta = [], []
@@ -254,21 +270,37 @@ def side_by_side(a) -> None:
                 c0 = time.process_time()
                 ra = _lagrange.solve_global(prob)
                 ta.append(time.process_time() - c0)
-            same = (
-                np.array_equal(rb.theta, ra.theta)
-                and rb.objective == ra.objective
-                and rb.lower_bound == ra.lower_bound
-                and stats(rb) == stats(ra)
-            )
+            diff = [
+                name
+                for name, equal in (
+                    ("theta", np.array_equal(rb.theta, ra.theta)),
+                    ("objective", rb.objective == ra.objective),
+                    ("bound", rb.lower_bound == ra.lower_bound),
+                    ("stats", stats(rb) == stats(ra)),
+                )
+                if not equal
+            ]
+            same = "True" if not diff else "differ: " + ",".join(diff)
+            if diff:
+                rel = (ra.objective - rb.objective) / abs(rb.objective)
+                gaps = [(r.objective - r.lower_bound) / abs(r.objective) for r in (rb, ra)]
+                same += (
+                    f" (objective after-before {rel:+.1e} rel; relative gaps {gaps[0]:.1e} / {gaps[1]:.1e})"
+                )
             mb, ma = statistics.median(tb), statistics.median(ta)
             ratios.append(mb / ma)
-            print(
-                f"{bw:5.0f} {comm:4.2f} {load:4.2f} {ra.info['nodes']:5d} {mb:8.4f} {ma:8.4f} {mb / ma:6.2f} {same}",
-                flush=True,
-            )
+            n_same += not diff
+            after_max = max(after_max, ma)
+            if not a.side_grid or diff or mb > 0.01:  # the grid prints the points where the search works
+                print(
+                    f"{name:>10s} {bw:5.0f} {comm:4.2f} {load:4.2f} {ra.info['nodes']:5d} {mb:8.4f} {ma:8.4f} "
+                    f"{mb / ma:6.2f} {same}",
+                    flush=True,
+                )
     print(
         f"before / after CPU: min {min(ratios):.2f} median {statistics.median(ratios):.2f} max {max(ratios):.2f} "
-        f"over {len(ratios)} points"
+        f"over {len(ratios)} points; identical theta, objective, bound and statistics at {n_same} of {len(ratios)}; "
+        f"slowest search after {after_max:.4f} s"
     )
 
 
@@ -438,6 +470,11 @@ def main() -> None:
         default=None,
         metavar="REV",
         help="time git revision REV's certified search against this tree's (e.g. HEAD)",
+    )
+    ap.add_argument(
+        "--side-grid",
+        action="store_true",
+        help="with --side-by-side: every point of the default run (both workloads) instead of a sample",
     )
     ap.add_argument(
         "--pricings",

@@ -68,63 +68,58 @@ def _trace(base: Path) -> Path:
     return p
 
 
+# Command builders: small valid defaults, so that each test names only what it varies.
+
+
+def pcs_simulate(trace: Path, out: Path, *extra: str) -> list[str]:
+    """``schedlab pcs simulate`` of ``trace`` under FIFO into ``out``."""
+    return ["pcs", "simulate", "--trace", str(trace), "--policy", "FIFO", "--out", str(out), *extra]
+
+
+def pcs_pareto(trace: Path, out: Path, *extra: str) -> list[str]:
+    """``schedlab pcs pareto`` of ``trace`` over average JCT and prediction error into ``out``."""
+    objectives = ["--objectives", "jct:avg", "pred_err:avg"]
+    return ["pcs", "pareto", "--trace", str(trace), *objectives, *extra, "--out", str(out)]
+
+
+def pcs_workload(out: Path) -> list[str]:
+    """``schedlab pcs workload gavel`` of 3 applications into ``out``."""
+    return ["pcs", "workload", "gavel", "--num-apps", "3", "--out", str(out)]
+
+
+def nona_simulate(out: Path, *extra: str, scheme: str = "random") -> list[str]:
+    """``schedlab nona simulate`` of ``scheme`` at load 0.5 for 1 s (per-server workload) into ``out``."""
+    point = ["--load", "0.5", "--workload", "per-server", "--duration", "1"]
+    return ["nona", "simulate", "--scheme", scheme, *point, *extra, "--out", str(out)]
+
+
+def polaris_grid(sample: Path, out: Path, cache: Path, *extra: str) -> list[str]:
+    """``schedlab polaris grid`` of ``sample`` into ``out``, caching its runs in ``cache``."""
+    return ["polaris", "grid", str(sample), str(out), "--cache", str(cache), *extra]
+
+
+def polaris_train(sample: Path, grid: Path, out: Path, cache: Path) -> list[str]:
+    """``schedlab polaris train`` on ``sample`` and the grid table ``grid`` into ``out``."""
+    return ["polaris", "train", str(sample), str(grid), str(out), "--cache", str(cache)]
+
+
 def _writing_commands(base: Path) -> dict[str, list[str]]:
     """Every command that writes, with its output in the read-only folder ``base/ro``."""
     ro = base / "ro"
     return {
-        "pcs simulate": [
-            "pcs",
-            "simulate",
-            "--trace",
-            str(_trace(base)),
-            "--policy",
-            "FIFO",
-            "--out",
-            str(ro / "x.csv"),
-        ],
-        "pcs workload": ["pcs", "workload", "gavel", "--num-apps", "3", "--out", str(ro / "w.csv")],
+        "pcs simulate": pcs_simulate(_trace(base), ro / "x.csv"),
+        "pcs workload": pcs_workload(ro / "w.csv"),
         "nona solve": ["nona", "solve", "--workload", "per-server", "--out", str(ro / "s.json")],
-        "nona simulate": [
-            "nona",
-            "simulate",
-            "--scheme",
-            "random",
-            "--load",
-            "0.5",
-            "--workload",
-            "per-server",
-            "--duration",
-            "1",
-            "--out",
-            str(ro / "r.parquet"),
-        ],
+        "nona simulate": nona_simulate(ro / "r.parquet"),
         "polaris synthesize": ["polaris", "synthesize", str(ro / "trace")],
         "compare --out-dir": ["compare", "nona", "--out-dir", str(ro / "cmp")],
         # and every other command that writes
-        "pcs pareto": [
-            "pcs",
-            "pareto",
-            "--trace",
-            str(_trace(base)),
-            "--objectives",
-            "jct:avg",
-            "pred_err:avg",
-            "--out",
-            str(ro / "front.csv"),
-        ],
+        "pcs pareto": pcs_pareto(_trace(base), ro / "front.csv"),
         "pcs pick": ["pcs", "pick", str(_trace(base)), "--preference", "jct", "--out", str(ro / "pick.json")],
         "polaris ingest": ["polaris", "ingest", str(base), str(ro / "work")],
         "polaris sample": ["polaris", "sample", str(_trace(base)), str(ro / "s.parquet")],
-        "polaris grid": ["polaris", "grid", str(_trace(base)), str(ro / "g.csv"), "--cache", str(base / "c")],
-        "polaris train": [
-            "polaris",
-            "train",
-            str(_trace(base)),
-            str(_trace(base)),
-            str(ro / "m.joblib"),
-            "--cache",
-            str(base / "c"),
-        ],
+        "polaris grid": polaris_grid(_trace(base), ro / "g.csv", base / "c"),
+        "polaris train": polaris_train(_trace(base), _trace(base), ro / "m.joblib", base / "c"),
         "polaris predict": ["polaris", "predict", str(_trace(base)), str(_trace(base)), str(ro / "p.csv")],
         "scorecard --out-dir": ["scorecard", "--out-dir", str(ro / "card")],
         "notebook run --output-root": ["notebook", "run", "pcs/fig11", "--output-root", str(ro / "root")],
@@ -170,20 +165,16 @@ def test_read_only_output_folder_fails_before_any_work(ro_base, command, monkeyp
 
 def test_a_file_in_the_way_of_the_output_folder(tmp_path):
     (tmp_path / "f").write_text("x")
-    res = CliRunner().invoke(
-        main, ["pcs", "workload", "gavel", "--num-apps", "3", "--out", str(tmp_path / "f" / "w.csv")]
-    )
+    res = CliRunner().invoke(main, pcs_workload(tmp_path / "f" / "w.csv"))
     clean_failure(res, "--out", f"{tmp_path / 'f'} is a file, not a folder")
-    res = CliRunner().invoke(main, ["pcs", "workload", "gavel", "--num-apps", "3", "--out", str(tmp_path)])
+    res = CliRunner().invoke(main, pcs_workload(tmp_path))
     clean_failure(res, "--out", "is a directory")  # click.Path(dir_okay=False) says so first
     assert files_under(tmp_path) == {"f"}
 
 
 def test_writable_check_passes_where_the_writer_succeeds(tmp_path):
     # the positive control: a missing sub-folder of a writable folder is fine (the writer creates it)
-    res = CliRunner().invoke(
-        main, ["pcs", "workload", "gavel", "--num-apps", "3", "--out", str(tmp_path / "new" / "w.csv")]
-    )
+    res = CliRunner().invoke(main, pcs_workload(tmp_path / "new" / "w.csv"))
     assert res.exit_code == 0, res.output
     assert (tmp_path / "new" / "w.csv").read_text().startswith("app_id,")
 
@@ -210,17 +201,7 @@ def _feature_sample(path: Path, rows: int, seed: int = 0) -> Path:
 def test_grid_min_cluster_sizes_must_be_positive_integers(tmp_path, sizes, expected):
     sample = _feature_sample(tmp_path / "s.parquet", 20)
     res = CliRunner().invoke(
-        main,
-        [
-            "polaris",
-            "grid",
-            str(sample),
-            str(tmp_path / "g.csv"),
-            "--cache",
-            str(tmp_path / "cache"),
-            "--min-cluster-sizes",
-            sizes,
-        ],
+        main, polaris_grid(sample, tmp_path / "g.csv", tmp_path / "cache", "--min-cluster-sizes", sizes)
     )
     assert res.exit_code == 2
     clean_failure(res, "--min-cluster-sizes", expected, "expected positive integers")
@@ -229,44 +210,16 @@ def test_grid_min_cluster_sizes_must_be_positive_integers(tmp_path, sizes, expec
 
 def test_grid_min_cluster_size_larger_than_the_rows_writes_nothing(tmp_path):
     sample = _feature_sample(tmp_path / "s.parquet", 20)
-    res = CliRunner().invoke(
-        main,
-        [
-            "polaris",
-            "grid",
-            str(sample),
-            str(tmp_path / "g.csv"),
-            "--cache",
-            str(tmp_path / "cache"),
-            "--min-cluster-sizes",
-            "5,21",
-            "--algorithms",
-            "hdbscan",
-        ],
-    )
+    extra = ["--min-cluster-sizes", "5,21", "--algorithms", "hdbscan"]
+    res = CliRunner().invoke(main, polaris_grid(sample, tmp_path / "g.csv", tmp_path / "cache", *extra))
     clean_failure(res, "--min-cluster-sizes", "21 is larger than the 20 rows", "expected sizes <= 20")
     assert files_under(tmp_path) == {"s.parquet"}
 
 
 def test_grid_optics_sizes_are_checked_against_the_subsample(tmp_path):
     sample = _feature_sample(tmp_path / "s.parquet", 30)
-    res = CliRunner().invoke(
-        main,
-        [
-            "polaris",
-            "grid",
-            str(sample),
-            str(tmp_path / "g.csv"),
-            "--cache",
-            str(tmp_path / "cache"),
-            "--min-cluster-sizes",
-            "12",
-            "--algorithms",
-            "optics",
-            "--optics-subsample",
-            "10",
-        ],
-    )
+    extra = ["--min-cluster-sizes", "12", "--algorithms", "optics", "--optics-subsample", "10"]
+    res = CliRunner().invoke(main, polaris_grid(sample, tmp_path / "g.csv", tmp_path / "cache", *extra))
     clean_failure(res, "12 is larger than the 10 rows optics clusters")
     assert files_under(tmp_path) == {"s.parquet"}
 
@@ -291,18 +244,7 @@ def test_polaris_train_with_a_grid_csv_of_other_columns(tmp_path):
     pd.DataFrame({**{c: ["v"] for c in METADATA}, "duration": [1.0]}).to_parquet(sample)
     grid_csv = tmp_path / "g.csv"
     grid_csv.write_text("x,y\n1,2\n")
-    res = CliRunner().invoke(
-        main,
-        [
-            "polaris",
-            "train",
-            str(sample),
-            str(grid_csv),
-            str(tmp_path / "m.joblib"),
-            "--cache",
-            str(tmp_path / "cache"),
-        ],
-    )
+    res = CliRunner().invoke(main, polaris_train(sample, grid_csv, tmp_path / "m.joblib", tmp_path / "cache"))
     clean_failure(
         res,
         str(grid_csv),
@@ -318,18 +260,7 @@ def test_polaris_train_with_a_sample_of_other_columns(tmp_path):
     pd.DataFrame({"a": [1.0]}).to_parquet(sample)
     grid_csv = tmp_path / "g.csv"
     grid_csv.write_text("algorithm,transform,metric,min_cluster_size,key,scores_v1\n")
-    res = CliRunner().invoke(
-        main,
-        [
-            "polaris",
-            "train",
-            str(sample),
-            str(grid_csv),
-            str(tmp_path / "m.joblib"),
-            "--cache",
-            str(tmp_path / "cache"),
-        ],
-    )
+    res = CliRunner().invoke(main, polaris_train(sample, grid_csv, tmp_path / "m.joblib", tmp_path / "cache"))
     clean_failure(res, str(sample), "missing column(s) job_name, user, task_name, group, workload, duration")
 
 
@@ -386,25 +317,8 @@ def test_nona_simulate_junk_decima_weights(tmp_path, kind, expected, monkeypatch
 
     monkeypatch.setattr(sim, "simulate", lambda *a, **k: pytest.fail("simulated with junk weights"))
     weights = _junk_weights(kind, tmp_path / "junk.npz")
-    res = CliRunner().invoke(
-        main,
-        [
-            "nona",
-            "simulate",
-            "--scheme",
-            "decima_retrained",
-            "--load",
-            "0.5",
-            "--workload",
-            "per-server",
-            "--duration",
-            "1",
-            "--decima-weights",
-            str(weights),
-            "--out",
-            str(tmp_path / "o.parquet"),
-        ],
-    )
+    args = nona_simulate(tmp_path / "o.parquet", "--decima-weights", str(weights), scheme="decima_retrained")
+    res = CliRunner().invoke(main, args)
     line = clean_failure(res, str(weights), expected)
     assert "allow_pickle" not in res.output and len(line) < 400
     assert files_under(tmp_path) == {"junk.npz"}
@@ -424,26 +338,11 @@ def test_a_valid_weights_file_still_loads(tmp_path):
 
 
 def test_nona_simulate_output_format_follows_the_extension(tmp_path):
-    args = [
-        "nona",
-        "simulate",
-        "--scheme",
-        "random",
-        "--load",
-        "0.5",
-        "--workload",
-        "per-server",
-        "--duration",
-        "1",
-        "--seed",
-        "3",
-        "--out",
-    ]
-    res = CliRunner().invoke(main, [*args, str(tmp_path / "x.xlsx")])
+    res = CliRunner().invoke(main, nona_simulate(tmp_path / "x.xlsx", "--seed", "3"))
     clean_failure(res, "--out", "unsupported extension '.xlsx'; expected .parquet or .csv")
     assert files_under(tmp_path) == set()
     for name in ("x.csv", "x.parquet"):
-        res = CliRunner().invoke(main, [*args, str(tmp_path / name)])
+        res = CliRunner().invoke(main, nona_simulate(tmp_path / name, "--seed", "3"))
         assert res.exit_code == 0, res.output
     as_csv, as_parquet = pd.read_csv(tmp_path / "x.csv"), pd.read_parquet(tmp_path / "x.parquet")
     assert (tmp_path / "x.parquet").read_bytes()[:4] == b"PAR1" and len(as_csv) > 0
@@ -509,9 +408,7 @@ HEADER = "app_id,submit_time,service,num_jobs,sleep_time\n"
 def test_trace_with_repeated_or_non_integer_app_ids(tmp_path, rows, expected):
     trace = tmp_path / "t.csv"
     trace.write_text(HEADER + rows)
-    res = CliRunner().invoke(
-        main, ["pcs", "simulate", "--trace", str(trace), "--policy", "FIFO", "--out", str(tmp_path / "o.csv")]
-    )
+    res = CliRunner().invoke(main, pcs_simulate(trace, tmp_path / "o.csv"))
     clean_failure(res, str(trace), expected)
     assert files_under(tmp_path) == {"t.csv"}
 
@@ -532,20 +429,7 @@ def test_a_job_that_can_never_finish_is_named(tmp_path):
     trace = tmp_path / "t.csv"
     trace.write_text(HEADER + "0,0,100,1,0\n1,5,1e308,2,5\n2,6,50,1,1\n")
     for extra in ([], ["--predict"]):
-        res = CliRunner().invoke(
-            main,
-            [
-                "pcs",
-                "simulate",
-                "--trace",
-                str(trace),
-                "--policy",
-                "FIFO",
-                "--out",
-                str(tmp_path / "o.csv"),
-                *extra,
-            ],
-        )
+        res = CliRunner().invoke(main, pcs_simulate(trace, tmp_path / "o.csv", *extra))
         clean_failure(
             res,
             "t.csv: line 3: field 'service' = 1e+308: job 1 is too large to ever finish",
@@ -579,22 +463,7 @@ def test_dask_address_with_nothing_listening_fails_fast(tmp_path, monkeypatch):
     monkeypatch.setenv("SCHEDLAB_DASK", "tcp://127.0.0.1:1")
     monkeypatch.setenv("SCHEDLAB_DASK_TIMEOUT", "1")
     t0 = time.perf_counter()
-    res = CliRunner().invoke(
-        main,
-        [
-            "pcs",
-            "pareto",
-            "--trace",
-            str(_trace(tmp_path)),
-            "--objectives",
-            "jct:avg",
-            "pred_err:avg",
-            "--num-jobs",
-            "2",
-            "--out",
-            str(tmp_path / "front.csv"),
-        ],
-    )
+    res = CliRunner().invoke(main, pcs_pareto(_trace(tmp_path), tmp_path / "front.csv", "--num-jobs", "2"))
     took = time.perf_counter() - t0
     clean_failure(
         res,
@@ -668,21 +537,8 @@ def test_runner_makes_a_relative_output_root_absolute(tmp_path, monkeypatch):
 def test_grid_where_no_run_finds_a_cluster_writes_no_table(tmp_path):
     # 20 uniform rows, clusters of >= 10: every HDBSCAN run labels all rows noise
     sample = _feature_sample(tmp_path / "s.parquet", 20)
-    res = CliRunner().invoke(
-        main,
-        [
-            "polaris",
-            "grid",
-            str(sample),
-            str(tmp_path / "g.csv"),
-            "--cache",
-            str(tmp_path / "cache"),
-            "--min-cluster-sizes",
-            "10",
-            "--algorithms",
-            "hdbscan",
-        ],
-    )
+    extra = ["--min-cluster-sizes", "10", "--algorithms", "hdbscan"]
+    res = CliRunner().invoke(main, polaris_grid(sample, tmp_path / "g.csv", tmp_path / "cache", *extra))
     clean_failure(
         res, "no scored runs for hdbscan", "found no cluster", "expected --min-cluster-sizes small enough"
     )

@@ -7,6 +7,7 @@ resolved here before :mod:`schedlab.cli` is imported.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -43,5 +44,16 @@ def run() -> None:
     if note:
         print(note, file=sys.stderr)
     from schedlab.cli import main
+    from schedlab.notebooks.outputs import StageBusy
+    from schedlab.notebooks.runner import StageInterrupted
 
-    main()
+    try:
+        main()
+    except StageInterrupted as exc:
+        # one line, then out at once: the kernel is dead and its files are removed, and the
+        # interpreter's exit would only let papermill's pending tasks report its closed sockets
+        print(f"schedlab: {exc}", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(exc.exit_code)
+    except StageBusy as exc:
+        sys.exit(f"schedlab: {exc}")

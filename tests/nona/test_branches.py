@@ -142,7 +142,7 @@ def test_gain_map_shape_columns_and_order():
         executor=1,
     )
     assert list(rows.columns) == list(branches.COLUMNS)
-    assert len(rows) == 2 * 2 * 1 * len(optimise.PRICINGS)
+    assert len(rows) == 2 * 2 * 1 * len(branches.MAP_PRICINGS)
     assert rows[["bandwidth_gbps", "load"]].drop_duplicates().values.tolist() == [
         [10, 0.1],
         [10, 0.5],
@@ -171,29 +171,42 @@ def test_baseline_points_pick_the_best_splits_and_one_without():
             "load": [0.1, 0.5, 0.9, 0.9, 0.1],
             "bandwidth_gbps": [10.0] * 5,
             "byte_scale": [1.0] * 5,
+            "comm_load": [0.05] * 5,
             "split_subgraphs": [0, 3, 3, 0, 8],
             "sim_gain": [0.0, -0.02, -0.09, 0.0, -0.5],
         }
     )
     pts = branches.baseline_points(rows, n_split=1)
     assert pts[["load", "why"]].values.tolist() == [[0.9, "splits"], [0.1, "no split"]]
+    # n_split=None: every point where critical-path Nona splits
+    every = branches.baseline_points(rows, n_split=None)
+    assert every[["load", "why"]].values.tolist() == [[0.5, "splits"], [0.9, "splits"], [0.1, "no split"]]
 
 
 # ------------------------------------------------------------------ the notebook
 
 
 def test_notebook_runs_at_the_teaching_profile(tmp_path):
-    """About 35 s on 2 shared cores (< 60 s): the teaching profile end to end."""
+    """The teaching profile end to end, both maps (175 s wall at machine load 11 on 2 cores, 44 s CPU in
+    this process)."""
     from schedlab.notebooks import runner
 
     runner.run(
         "nona/branches", output_root=tmp_path, executed=tmp_path / "executed.ipynb", profile="teaching"
     )
     rows = pd.read_csv(tmp_path / "results/nona/branches/map.csv")
-    assert len(rows) == 2 * 2 * 2 * len(optimise.PRICINGS)
+    assert len(rows) == 2 * 2 * 2 * len(branches.MAP_PRICINGS)
     base = pd.read_csv(tmp_path / "results/nona/branches/baselines.csv")
     assert {"nona", "spark_fair", "opportunistic", "random", "expert", "decima"} <= set(base.scheme)
     assert (base[base.scheme == "nona"].ratio == 1.0).all()
     facts = json.loads((tmp_path / "results/nona/branches/summary.json").read_text())
     assert facts["critical_path"]["points"] == 8
     assert (tmp_path / "figures/nona/branches.png").is_file()
+    # the link map: 2 background link loads x 1 byte scale at one load, baselines wherever Nona splits
+    link = pd.read_csv(tmp_path / "results/nona/branches/link_map.csv")
+    assert sorted(link.comm_load.unique()) == [0.1, 0.2] and len(link) == 2 * len(branches.MAP_PRICINGS)
+    lb = pd.read_csv(tmp_path / "results/nona/branches/link_baselines.csv")
+    split = link[(link.pricing == "critical_path") & (link.split_subgraphs > 0)]
+    assert len(lb[(lb.scheme == "nona") & (lb.why == "splits")]) == len(split)
+    assert facts["link"]["points"] == 2 and isinstance(facts["link"]["wins"], list)
+    assert (tmp_path / "figures/nona/branches_link.png").is_file()

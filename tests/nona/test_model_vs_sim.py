@@ -289,6 +289,14 @@ def test_cli_pricing_choices_are_the_library_pricings():
     assert tuple(opt.type.choices) == PRICINGS
 
 
+def test_cli_oversized_choices_are_the_library_ones():
+    from schedlab.cli.nona import nona_solve
+    from schedlab.nona.decision import OVERSIZED
+
+    opt = next(p for p in nona_solve.params if p.name == "oversized")
+    assert tuple(opt.type.choices) == OVERSIZED
+
+
 def test_inception_v3_real_branches_model_equals_simulator_and_split_pays():
     # PipeDream's inception_v3: the 27-task subgraph its auxiliary head creates is kept together
     from schedlab.nona.sim import simulate

@@ -90,5 +90,7 @@ def test_v1_writes_the_upstream_tables_reproducibly(tmp_path, calib_v1):
 
 def test_v1_rows_are_one_row_per_job(calib_rows):
     rows = v1.v1_rows(calib_rows, {"bert": 5}, np.random.default_rng(0), n_jobs=2_000)
-    assert list(rows.columns) == ["workload", *FEATURES]
+    from schedlab.polaris.realism import DISCRETE
+
+    assert list(rows.columns) == ["workload", "job_name", *DISCRETE, *FEATURES]
     assert len(rows) > 0 and rows.workload.isin(calib_rows.workload.unique().tolist() + ["rl", "vgg"]).all()

@@ -340,20 +340,22 @@ def nona_simulate(
 )
 @click.option(
     "--pricing",
-    type=click.Choice(["paper", "critical_path"]),
+    type=click.Choice(["paper", "critical_path", "critical_path_queued"]),
     default=None,
     help="How a split subgraph's time is priced: paper = (X)-(XI) as typeset (parts priced as if "
     "parallel); critical_path = the longest path through the parts (a part waits for its "
     "predecessors in other parts, a job's transfers queue one after another on the link; "
-    "what the simulator measures). Default: the library's DEFAULT_PRICING.",
+    "what the simulator measures on an idle cluster); critical_path_queued = the same plus the "
+    "servers' queues (each task waits the PK wait of its server). Default: the library's DEFAULT_PRICING.",
 )
 @click.option(
     "--oversized",
-    type=click.Choice(["error", "keep_together"]),
+    type=click.Choice(["error", "keep_together", "branches"]),  # decision.OVERSIZED (tested)
     default="error",
     show_default=True,
     help="A subgraph with more than 100,000 placement options (inception_v3's auxiliary head, "
-    "nasnetamobile, gnmt): an error, or kept on one server.",
+    "nasnetamobile, gnmt): an error, kept on one server, or decided over partitions of its "
+    "parallel branches (at most 2,000 options; schedlab.nona.decision.options).",
 )
 @click.option(
     "--json",

@@ -34,11 +34,14 @@ resulting quadratic in psi is minimised exactly on [lo, hi] (:meth:`_Search.boun
 t, lambda and kappa = d lambda / d psi from the LP at the best wait found (the mixed
 distribution's two options stay tied along the path), the bound equals the optimum on a
 whole neighbourhood of a smooth optimum, so few intervals are needed; kappa = 0 (a fixed
-multiplier) is also tried, and the larger bound kept. The open-ended interval [lo, inf) is
+multiplier) is also tried, and the larger bound kept (built and evaluated only when the path's
+bound alone does not already settle the interval: the same decisions either way). The
+open-ended interval [lo, inf) is
 bounded by the unconstrained minimum U(lo) = min_theta G(theta, lo); once the unconstrained
 choice at lo satisfies phi <= lo, U(lo) equals an achieved value and everything beyond lo is
 certified (H >= U, and U is non-decreasing). Upper bounds are exact evaluations of the LP
-solutions, improved by a 1-D minimisation of F along the single mixed distribution; when
+solutions, improved by a 1-D minimisation of F along the single mixed distribution (bounded
+Brent, compiled: :meth:`Support.line_min`); when
 that minimum is an end of the segment, the LP one segment further on is solved next
 (:meth:`_Search.polish`), a walk of one LP per basis.
 """
@@ -52,6 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 TIE_RTOL = 1e-12  # relative tolerance for ties between options' Lagrangian values
+LINE_XATOL = 1e-7  # absolute tolerance in the mixing weight of the line search along a mixed distribution
 
 
 class _Kernel:
@@ -71,7 +75,20 @@ class _Kernel:
 
 
 #: the compiled kernels, callees first (a kernel calling another needs its dispatcher when typed)
-_KERNEL_NAMES = ("_tie_limit", "_branches", "_select", "_dual_pieces", "_quadratics", "_minima")
+_KERNEL_NAMES = (
+    "_tie_limit",
+    "_branches",
+    "_select",
+    "_select_both",
+    "_knapsack_ends",
+    "_dual_pieces",
+    "_quadratics",
+    "_minima",
+    "_above",
+    "_terms",
+    "_segment_value",
+    "_line_min",
+)
 
 
 def _compile_kernels() -> None:
@@ -84,7 +101,7 @@ def _compile_kernels() -> None:
 
     for name in _KERNEL_NAMES:
         if isinstance(g[name], _Kernel):
-            g[name] = njit(cache=True)(g[name].py_func)
+            g[name] = njit(cache=True, error_model="numpy")(g[name].py_func)
 
 
 @dataclass
@@ -102,6 +119,7 @@ class Arrays:
     W: float
     u0: float
     N0: float
+    size: np.ndarray  # options per distribution
 
     @classmethod
     def of(cls, prob) -> Arrays:
@@ -117,6 +135,7 @@ class Arrays:
             prob.phi_weight,
             1.0 - prob.rho0,
             prob.N0,
+            prob.size,
         )
 
     def branches(self, psi: float) -> tuple[np.ndarray, np.ndarray]:
@@ -125,6 +144,10 @@ class Arrays:
 
     def g(self, psi: float) -> np.ndarray:
         return self.a + 2.0 * psi * self.r
+
+    def terms(self, psi: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(M, slopes, beta M, g(psi)): :meth:`branches`, the LP's costs and row in one compiled pass."""
+        return _terms(self.AT, self.nT, self.beta, self.a, self.r, float(psi))
 
     def b(self, psi: float) -> float:
         return 2.0 * psi * self.u0 - self.N0
@@ -143,18 +166,32 @@ def _branches(AT: np.ndarray, nT: np.ndarray, psi: float) -> tuple[np.ndarray, n
     k, n = AT.shape
     M = np.empty(n)
     s = np.empty(n)
+    # one branch line at a time over all options (contiguous rows: the inner loop vectorises);
+    # per option the same operations and comparisons, in the same order, as option by option
     for o in range(n):
-        m = AT[0, o] + nT[0, o] * psi
-        sl = nT[0, o]
-        for i in range(1, k):
+        M[o] = AT[0, o] + nT[0, o] * psi
+        s[o] = nT[0, o]
+    for i in range(1, k):
+        for o in range(n):
             v = nT[i, o] * psi
             v += AT[i, o]
-            if v > m:
-                m = v
-                sl = nT[i, o]
-        M[o] = m
-        s[o] = sl
+            if v > M[o]:
+                M[o] = v
+                s[o] = nT[i, o]
     return M, s
+
+
+@_Kernel
+def _terms(AT, nT, beta, a, r, psi: float):
+    """:func:`_branches`, then beta M and g = a + 2 psi r (the same float operations as the array versions)."""
+    M, s = _branches(AT, nT, psi)
+    n = len(M)
+    c, g = np.empty(n), np.empty(n)
+    two_psi = 2.0 * psi
+    for o in range(n):
+        c[o] = beta[o] * M[o]
+        g[o] = a[o] + two_psi * r[o]
+    return M, s, c, g
 
 
 @_Kernel
@@ -183,6 +220,51 @@ def _select(v: np.ndarray, key: np.ndarray, starts: np.ndarray, largest: bool) -
     return out
 
 
+@_Kernel
+def _select_both(v: np.ndarray, key: np.ndarray, starts: np.ndarray):
+    """``(_select(v, key, starts, True), _select(v, key, starts, False))`` in one pass."""
+    nd = len(starts)
+    hi_out = np.empty(nd, dtype=np.int64)
+    lo_out = np.empty(nd, dtype=np.int64)
+    for d in range(nd):
+        a, b = starts[d], (starts[d + 1] if d + 1 < nd else len(v))
+        vmin = v[a]
+        for o in range(a + 1, b):
+            if v[o] < vmin:
+                vmin = v[o]
+        lim = _tie_limit(vmin)
+        bhi, khi, blo, klo = -1, 0.0, -1, 0.0
+        for o in range(a, b):
+            if v[o] <= lim:
+                if bhi < 0 or -key[o] < khi:
+                    bhi, khi = o, -key[o]
+                if blo < 0 or key[o] < klo:
+                    blo, klo = o, key[o]
+        hi_out[d], lo_out[d] = bhi, blo
+    return hi_out, lo_out
+
+
+@_Kernel
+def _knapsack_ends(c: np.ndarray, g: np.ndarray, starts: np.ndarray):
+    """Per distribution, in one pass: ``_select(c, g, starts, False)``, min g, and min c over the options
+    attaining min g (what ``np.minimum.reduceat`` gives on the masked arrays: minima are exact)."""
+    nd, n = len(starts), len(c)
+    S0 = _select(c, g, starts, False)
+    gmin, cinf = np.empty(nd), np.empty(nd)
+    for d in range(nd):
+        a, b = starts[d], (starts[d + 1] if d + 1 < nd else n)
+        m = g[a]
+        for o in range(a + 1, b):
+            if g[o] < m:
+                m = g[o]
+        cm = np.inf
+        for o in range(a, b):
+            if g[o] <= m and c[o] < cm:
+                cm = c[o]
+        gmin[d], cinf[d] = m, cm
+    return S0, gmin, cinf
+
+
 def select(v: np.ndarray, key: np.ndarray, starts: np.ndarray, dist: np.ndarray, largest: bool) -> np.ndarray:
     """Per distribution, the index of the minimum of ``v``; among ties, the smallest (or largest)
     ``key``, then the first. ``dist`` (each option's distribution) is implied by ``starts``.
@@ -201,21 +283,23 @@ def _dual_pieces(c: np.ndarray, g: np.ndarray, lam: float, starts: np.ndarray):
     """v = c + lam g and, per distribution, min v and the largest / smallest g among its ties."""
     nd, n = len(starts), len(c)
     v = np.empty(n)
-    for o in range(n):
-        v[o] = c[o] + lam * g[o]
     vmin, gm, gp = np.empty(nd), np.empty(nd), np.empty(nd)
     for d in range(nd):
         a, b = starts[d], (starts[d + 1] if d + 1 < nd else n)
-        m = v[a]
-        for o in range(a + 1, b):
-            if v[o] < m:
-                m = v[o]
+        m = np.inf
+        for o in range(a, b):  # v and its minimum in one pass
+            x = c[o] + lam * g[o]
+            v[o] = x
+            if x < m or o == a:
+                m = x
         lim = _tie_limit(m)
         hi, lo = -np.inf, np.inf
         for o in range(a, b):
             if v[o] <= lim:
-                hi = max(hi, g[o])
-                lo = min(lo, g[o])
+                if g[o] > hi:
+                    hi = g[o]
+                if g[o] < lo:
+                    lo = g[o]
         vmin[d], gm[d], gp[d] = m, hi, lo
     return v, vmin, gm, gp
 
@@ -269,11 +353,10 @@ def mckp(
     >>> round(sol.value, 12), sol.mixed
     (2.0, (1, 0, 0.5))
     """
-    S0 = select(c, g, starts, dist, largest=False)
+    S0, gmin, cinf = _knapsack_ends(c, g, starts)  # one compiled pass (select and two reduceat's)
     C0, G0 = float(c[S0].sum()), float(g[S0].sum())
     if G0 <= b:
         return KnapsackLP(C0, C0, 0.0, S0, None, 0)
-    gmin = np.minimum.reduceat(g, starts)
     Ginf = float(gmin.sum())
     if Ginf > b:  # infeasible: D(lambda) -> +inf along the line of the min-g selection
         return KnapsackLP(math.inf, math.inf, math.inf, S0, None, 0)
@@ -281,7 +364,6 @@ def mckp(
         Sinf = select(g, c, starts, dist, largest=False)
         Cinf = float(c[Sinf].sum())
         return KnapsackLP(Cinf, Cinf, 0.0, Sinf, None, 0)
-    cinf = np.minimum.reduceat(np.where(g <= gmin[dist], c, np.inf), starts)
     left = (C0, G0 - b)  # lines: value at lambda = 0, slope
     right = (float(cinf.sum()), Ginf - b)
     best_dual, best_lam = -math.inf, 0.0
@@ -297,8 +379,7 @@ def mckp(
         if dual > best_dual:
             best_dual, best_lam = dual, lam
         if Gp <= b <= Gm:
-            Sm = select(v, g, starts, dist, largest=True)
-            Sp = select(v, g, starts, dist, largest=False)
+            Sm, Sp = _select_both(v, g, starts)
             return _recover(c, g, b, Sm, Sp, lam, best_dual, it)
         if Gp > b:
             new = (V - lam * Gp, Gp - b)
@@ -372,6 +453,144 @@ class Support:
 
         return f
 
+    def line_min(self, idx: np.ndarray, w: np.ndarray, xatol: float = LINE_XATOL) -> float:
+        """argmin over x in [0, 1] of F along the support's last two options, weights (1 - x, x).
+
+        The other entries of ``w`` are the support's fixed weights (``w`` is modified in place).
+        Bounded Brent (:func:`_line_min`, compiled: scipy's ``minimize_scalar(method="bounded")``
+        step for step, without ~30 Python calls of the objective per search; the scipy version
+        is :func:`line_min_reference`, the tests' oracle). F = inf where the mix makes the link
+        unstable, as in :meth:`on`.
+        """
+        p = self.prob
+        w = np.ascontiguousarray(w, dtype=float)
+        return float(
+            _line_min(
+                float(p.const_total),
+                float(p.phi_weight),
+                float(p.rho0),
+                float(p.N0),
+                p.r[idx],
+                p.a[idx],
+                np.ascontiguousarray(p.A[idx]),
+                np.ascontiguousarray(p.n[idx]),
+                p.beta[idx],
+                w,
+                float(xatol),
+            )
+        )
+
+
+def line_min_reference(sup: Support, idx: np.ndarray, w: np.ndarray, xatol: float = LINE_XATOL) -> float:
+    """:meth:`Support.line_min` with scipy's bounded Brent and the NumPy objective (the tests' oracle)."""
+    from scipy.optimize import minimize_scalar
+
+    at = sup.on(idx)
+    w = np.array(w, dtype=float)
+
+    def along(x: float) -> float:
+        w[-2], w[-1] = 1.0 - x, x
+        return at(w)[0]
+
+    with np.errstate(invalid="ignore"):
+        res = minimize_scalar(along, bounds=(0.0, 1.0), method="bounded", options={"xatol": xatol})
+    return float(res.x)
+
+
+@_Kernel
+def _segment_value(K, W, rho0, N0, r, a, A, n, beta, w, x):
+    """F at weights ``w`` with its last two entries set to (1 - x, x); inf if the link is unstable.
+
+    The operations of :meth:`Support.on`'s objective (the max over branch lines as a loop)."""
+    m = len(w)
+    w[m - 2] = 1.0 - x
+    w[m - 1] = x
+    rho = rho0 + np.dot(r, w)  # np.dot: BLAS, as NumPy's ``@`` (the same sums, so the same floats)
+    if not rho < 1.0:
+        return np.inf
+    phi = (N0 + np.dot(a, w)) / (2.0 * (1.0 - rho))
+    bM = np.empty(m)
+    for o in range(m):
+        best = A[o, 0] + n[o, 0] * phi
+        for i in range(1, A.shape[1]):
+            v = A[o, i] + n[o, i] * phi
+            if v > best:
+                best = v
+        bM[o] = beta[o] * best
+    return K + W * phi + np.dot(bM, w)
+
+
+@_Kernel
+def _line_min(K, W, rho0, N0, r, a, A, n, beta, w, xatol):
+    """Bounded Brent on [0, 1]: scipy's ``_minimize_scalar_bounded`` (maxiter 500), statement for
+    statement, on :func:`_segment_value`. Returns the x of the smallest value found."""
+    sqrt_eps = math.sqrt(2.2e-16)
+    golden_mean = 0.5 * (3.0 - math.sqrt(5.0))
+    a_, b_ = 0.0, 1.0
+    fulc = a_ + golden_mean * (b_ - a_)
+    nfc, xf = fulc, fulc
+    rat = e = 0.0
+    x = xf
+    fx = _segment_value(K, W, rho0, N0, r, a, A, n, beta, w, x)
+    num = 1
+    ffulc = fnfc = fx
+    xm = 0.5 * (a_ + b_)
+    tol1 = sqrt_eps * abs(xf) + xatol / 3.0
+    tol2 = 2.0 * tol1
+    while abs(xf - xm) > (tol2 - 0.5 * (b_ - a_)):
+        golden = True
+        if abs(e) > tol1:  # parabolic fit
+            golden = False
+            rr = (xf - nfc) * (fx - ffulc)
+            q = (xf - fulc) * (fx - fnfc)
+            p = (xf - fulc) * q - (xf - nfc) * rr
+            q = 2.0 * (q - rr)
+            if q > 0.0:
+                p = -p
+            q = abs(q)
+            rr = e
+            e = rat
+            if (abs(p) < abs(0.5 * q * rr)) and (p > q * (a_ - xf)) and (p < q * (b_ - xf)):
+                rat = (p + 0.0) / q
+                x = xf + rat
+                if ((x - a_) < tol2) or ((b_ - x) < tol2):
+                    d = xm - xf
+                    si = (1.0 if d > 0 else -1.0 if d < 0 else 0.0) + (1.0 if d == 0 else 0.0)
+                    rat = tol1 * si
+            else:
+                golden = True
+        if golden:
+            e = (a_ - xf) if xf >= xm else (b_ - xf)
+            rat = golden_mean * e
+        si = (1.0 if rat > 0 else -1.0 if rat < 0 else 0.0) + (1.0 if rat == 0 else 0.0)
+        x = xf + si * max(abs(rat), tol1)
+        fu = _segment_value(K, W, rho0, N0, r, a, A, n, beta, w, x)
+        num += 1
+        if fu <= fx:
+            if x >= xf:
+                a_ = xf
+            else:
+                b_ = xf
+            fulc, ffulc = nfc, fnfc
+            nfc, fnfc = xf, fx
+            xf, fx = x, fu
+        else:
+            if x < xf:
+                a_ = x
+            else:
+                b_ = x
+            if (fu <= fnfc) or (nfc == xf):
+                fulc, ffulc = nfc, fnfc
+                nfc, fnfc = x, fu
+            elif (fu <= ffulc) or (fulc == xf) or (fulc == nfc):
+                fulc, ffulc = x, fu
+        xm = 0.5 * (a_ + b_)
+        tol1 = sqrt_eps * abs(xf) + xatol / 3.0
+        tol2 = 2.0 * tol1
+        if num >= 500:
+            break
+    return xf
+
 
 def theta_of(n: int, sol: KnapsackLP, t: float | None = None) -> np.ndarray:
     th = np.zeros(n)
@@ -392,11 +611,41 @@ def _min_quadratic(a0: float, a1: float, a2: float, lo: float, hi: float) -> flo
     return min(a0 + (a1 + a2 * x) * x for x in xs)
 
 
+@_Kernel
 def _above(r_lo, r_hi, e0, e1, e2, lo: float, hi: float) -> np.ndarray:
     """Per distribution: the chord through (lo, r_lo), (hi, r_hi) is >= e0 + e1 x + e2 x^2 on [lo, hi] (e2 <= 0).
 
     A distribution with one option has no other option (r = inf): inf - inf is NaN there and the
-    test answers False, so its chord bound is used (valid, if loose); NumPy's warning is silenced.
+    test answers False, so its chord bound is used (valid, if loose). Compiled: the operations of
+    :func:`above_reference` per entry (a NaN anywhere answers False, as its ``np.minimum`` does).
+    """
+    n = len(r_lo)
+    out = np.empty(n, dtype=np.bool_)
+    w = hi - lo
+    for d in range(n):
+        sl = (r_hi[d] - r_lo[d]) / w
+        d0 = r_lo[d] - sl * lo - e0[d]
+        d1 = sl - e1[d]
+        d2 = -e2[d]
+        x = -d1 / (2.0 * d2) if d2 > 0 else lo
+        if x < lo:  # np.clip; NaN stays NaN
+            x = lo
+        if x > hi:
+            x = hi
+        m_lo = d0 + (d1 + d2 * lo) * lo
+        m_hi = d0 + (d1 + d2 * hi) * hi
+        m_x = d0 + (d1 + d2 * x) * x
+        out[d] = m_lo >= 0 and m_hi >= 0 and m_x >= 0
+    return out
+
+
+def above_reference(r_lo, r_hi, e0, e1, e2, lo: float, hi: float) -> np.ndarray:
+    """NumPy version of :func:`_above` (the tests' oracle).
+
+    >>> import numpy as np
+    >>> one = np.ones(2)
+    >>> above_reference(np.array([1.0, 0.0]), np.array([1.0, 0.0]), 0.5 * one, 0 * one, -one, 0.0, 1.0).tolist()
+    [True, False]
     """
     with np.errstate(invalid="ignore"):
         sl = (r_hi - r_lo) / (hi - lo)
@@ -471,24 +720,14 @@ class _Search:
         # Only for promising points (the search converges on them; elsewhere it is wasted).
         if self.line_search and f < self.best + 1e-3 * abs(self.best):
             self.stats["line_searches"] += 1
-            at = self.sup.on(idx)
-
-            def along(x: float) -> float:
-                w[-2], w[-1] = 1.0 - x, x
-                return at(w)[0]
-
-            # imported here: scipy.optimize is ~0.3 s of a fresh process, and most solves never get here
-            from scipy.optimize import minimize_scalar
-
-            with np.errstate(invalid="ignore"):  # F = inf where a mix would make the link unstable
-                res = minimize_scalar(along, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-7})
+            x_min = self.sup.line_min(idx, w)
             vals = {}
-            for x in (float(res.x), 0.0, 1.0):
+            for x in (x_min, 0.0, 1.0):
                 w[-2], w[-1] = 1.0 - x, x
                 vals[x] = self.offer(idx, w)
             (f0, p0), (f1, p1) = vals[0.0], vals[1.0]
             end, other = ((f0, p0), p1) if f0 <= f1 else ((f1, p1), p0)
-            if end[0] <= vals[float(res.x)][0] and end[0] == self.best and math.isfinite(other):
+            if end[0] <= vals[x_min][0] and end[0] == self.best and math.isfinite(other):
                 # the segment's best is an end: F probably keeps decreasing in the next basis,
                 # beyond this end (see :meth:`polish`)
                 self.edge = (end[1], end[1] - other)
@@ -498,8 +737,8 @@ class _Search:
         """Branches, slopes and the LP H(t), once per wait t (children share their parent's best wait)."""
         if t not in self.cache:
             X = self.X
-            M, s = X.branches(t)
-            sol = mckp(X.beta * M, X.g(t), X.b(t), X.starts, X.dist)
+            M, s, c, g = X.terms(t)
+            sol = mckp(c, g, X.b(t), X.starts, X.dist)
             self.stats["lps"] += 1
             self.stats["lp_iterations"] += sol.iterations
             if math.isfinite(sol.value):
@@ -533,25 +772,37 @@ class _Search:
     def unconstrained(self, psi: float) -> tuple[float, float]:
         """U(psi) = min_theta G(theta, psi) (a bound for every wait >= psi) and the wait of its argmin."""
         X = self.X
-        M, _ = X.branches(psi)
-        c = X.beta * M
-        S = select(c, X.g(psi), X.starts, X.dist, largest=False)
+        _, _, c, g = X.terms(psi)
+        S = select(c, g, X.starts, X.dist, largest=False)
         _, phi = self.offer(S, np.ones(len(S)))
         return X.K + X.W * psi + float(c[S].sum()), phi
 
     def bound_fn(self, t: float):
-        """(lo, hi) -> the better of the bounds with the multiplier path and with a fixed multiplier.
+        """(lo, hi[, done]) -> the better of the bounds with the multiplier path and with a fixed multiplier.
 
         The path (kappa != 0) makes the bound second-order accurate around t; far from t it
-        can be poor, where the fixed multiplier (kappa = 0) is better. Both are valid.
+        can be poor, where the fixed multiplier (kappa = 0) is better. Both are valid. ``done``
+        (optional): a test that the caller's decision passes whenever it passes for the path's
+        bound alone (it is monotone: the larger bound passes it too); then the fixed-multiplier
+        bound is neither built nor evaluated, and the caller decides exactly as with the larger.
         """
         M, s, sol = self.lp_at(t)
         fns = self.bound_fns.get(t)
         if fns is None:  # built once per cached LP (children of a node often share the wait t)
             lam, kappa = multiplier_path(self.X, sol, s, t)
-            fns = [self._bound_fn(t, lam, kappa)] + ([self._bound_fn(t, lam, 0.0)] if kappa != 0 else [])
+            # [path bound, fixed-multiplier bound (built on first need) or its multiplier, or None]
+            fns = [self._bound_fn(t, lam, kappa), lam if kappa != 0 else None]
             self.bound_fns[t] = fns
-        return lambda lo, hi: max(f(lo, hi) for f in fns)
+
+        def bound(lo: float, hi: float, done=None) -> float:
+            b = fns[0](lo, hi)
+            if fns[1] is None or (done is not None and done(b)):
+                return b
+            if not callable(fns[1]):
+                fns[1] = self._bound_fn(t, fns[1], 0.0)
+            return max(b, fns[1](lo, hi))
+
+        return bound
 
     def _bound_fn(self, t: float, lam: float, kappa: float):
         """(lo, hi) -> a lower bound of F on {theta : lo <= phi(theta) <= hi}, built at the tangent point t.
@@ -587,8 +838,7 @@ class _Search:
 
         # the mask depends on the tangent point only: built once, not per interval
         if alt is not None:
-            d_alt = X.starts[X.dist[alt]], X.starts[X.dist[alt]] + np.count_nonzero(X.dist == X.dist[alt])
-            blk = slice(*d_alt)
+            blk = slice(X.starts[X.dist[alt]], X.starts[X.dist[alt]] + X.size[X.dist[alt]])
             same[blk] |= (c0[blk] == c0[alt]) & (c1[blk] == c1[alt]) & (c2[blk] == c2[alt])
 
         def bound(lo: float, hi: float) -> float:
@@ -629,7 +879,9 @@ class _Search:
     def interval_bound(self, lo: float, hi: float) -> float:
         """The bound of :meth:`bound_fn` built at the point of [lo, hi] nearest the best wait."""
         t = min(max(self.best_phi, lo), hi) if math.isfinite(self.best_phi) else 0.5 * (lo + hi)
-        return self.bound_fn(t)(lo, hi)
+        bound = self.bound_fn(t)
+        # the caller keeps [lo, hi] only if its bound is < best - tol: decided by the first bound when it is not
+        return bound(lo, hi, lambda b: not b < self.best - self.tol())
 
     def central_width(self, lo: float, hi: float) -> float:
         """Half-width d of the interval around the best wait whose bound closes (loss ~ d^2)."""
@@ -637,7 +889,7 @@ class _Search:
         bound = self.bound_fn(t)
         d = 0.5 * min(t - lo, hi - t)
         for _ in range(3):
-            loss = self.best - bound(t - d, t + d)
+            loss = self.best - bound(t - d, t + d, lambda b: self.best - b <= 0.5 * self.tol())
             if loss <= 0.5 * self.tol():
                 break
             d *= min(0.5, math.sqrt(0.25 * self.tol() / loss))
@@ -706,8 +958,8 @@ def load_kernels() -> float:
     """Load (or compile, on a first run) the compiled kernels of this module; the seconds this call took.
 
     Importing numba and reading the kernels back from its on-disk cache (compiling them, the first
-    time after this file changed) happens once per process: 0.4-0.6 s for the six kernels here on
-    2 shared cores, even from the cache. That cost belongs to the process, not to any solve: :func:`solve_global` calls this first and reports it apart
+    time after this file changed) happens once per process: 0.4-0.6 s for the kernels here on
+    2 shared cores, even from the cache (several seconds when the machine is loaded). That cost belongs to the process, not to any solve: :func:`solve_global` calls this first and reports it apart
     (``info["kernel_load_s"]``, not part of ``solve_seconds``). The calls use the argument types
     the solver passes (C-contiguous float64 arrays, int64 ``starts``), so no later call loads
     another signature. After the first call this returns 0.0 at once.
@@ -729,9 +981,14 @@ def load_kernels() -> float:
     _branches(np.ascontiguousarray(v.reshape(1, 2)), np.zeros((1, 2)), 0.0)
     for largest in (False, True):
         _select(v, v, starts, largest)
+    _select_both(v, v, starts)
+    _knapsack_ends(v, v, starts)
     _dual_pieces(v, v, 0.5, starts)
     c0, c1, c2, same = _quadratics(v, v, v, v, v, 0.5, 0.5, -0.5, np.zeros(1, dtype=np.int64), starts)
     _minima(c0, c1, c2, same, starts, 0.0, 1.0)
+    _above(v, v, v, v, v, 0.0, 1.0)
+    _terms(np.ascontiguousarray(v.reshape(1, 2)), np.zeros((1, 2)), v, v, v, 0.0)
+    _line_min(0.0, 0.0, 0.0, 0.0, v, v, np.ones((2, 1)), np.ones((2, 1)), v, v.copy(), 1e-7)
     _kernels_loaded = True
     return time.perf_counter() - t0
 

@@ -48,6 +48,21 @@ applies unchanged. On an idle cluster it equals the simulated JCT of any placeme
 senders finish in the subgraph's topological order (``tests/nona/test_model_vs_sim.py``);
 the paper's reading ("the time required for all branches in part pi_i to complete") needs
 this whenever a part is not a set of whole parallel branches.
+``"critical_path_queued"`` (not the default; beyond the paper, whose model has no server
+queue) adds the servers' FIFO buffers that the simulator has: a task joins its server's queue
+when its last input is ready and waits there W_s, the M/G/1 (PK) mean wait of a server whose
+customers are single tasks (:func:`server_queue`: per-server load rho_s = sum_j lambda_j S_j / N,
+W_s = sum_j lambda_j sum_{x in j} (p^x/nu)^2 / (2 N (1 - rho_s)), background compute included,
+background transfers excluded); the job's own tasks already queued on that server still run
+first. Every row becomes ``A + m W_s + n phi`` (m: the queue waits on the path), still lines in
+phi, so the solvers and the certificate are unchanged. W_s does not depend on theta: Nona's
+tables (like Random and Opportunistic) put every task on a uniformly random server, so moving
+a part moves work between servers without changing any server's load or task mix. Assumed and
+measured (``tests/nona/test_server_queue.py``): a server's tasks arrive as a Poisson stream. Exact
+for one-task jobs (M/D/1); where every job is a chain of equal tasks, arrivals come in bursts
+and a chained task waits ~1.7 W_s (the pricing under-predicts by ~20%); on inception_v3 at
+per-server load 0.5 it is within -3%..+8% of the simulated mean JCT (``critical_path``: -59%..-70%).
+Like ``critical_path`` it charges each transfer the full mean link wait phi, independently.
 
 Structure used by the solvers: for a fixed phi every tau^j is *linear* in theta, each
 max_i chi_i(omega) is a non-decreasing convex piecewise-linear function of phi, and
@@ -122,7 +137,7 @@ from schedlab.nona.workload import BACKGROUND_COMM, BACKGROUND_COMPUTE, INFERENC
 
 METHODS = ("global", "local", "penalty")
 #: how an option's subgraph time is priced: (X)-(XI) as typeset, or the dependency-aware longest path
-PRICINGS = ("paper", "critical_path")
+PRICINGS = ("paper", "critical_path", "critical_path_queued")
 #: the pricing every public entry point uses unless told otherwise: the dependency-aware one, which
 #: the simulator confirms (tests/nona/test_model_vs_sim.py); "paper" (the literal (X)-(XI)) predicts
 #: gains for splits of a dependent chain that the simulator refutes (docs/nona.md, "Pricing a partition")
@@ -162,6 +177,9 @@ class Problem:
     search_space: int
     n_distributions: int
     pricing: str = "paper"
+    #: ``critical_path_queued``: per-server load rho_s and task wait W_s (:func:`server_queue`); else 0
+    server_load: float = 0.0
+    server_wait: float = 0.0
     rates: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
@@ -227,6 +245,9 @@ def compile_problem(
     phi_coef = np.zeros(len(classes))
     spaces: list[ClassSpace | None] = []
     rho0 = N0 = 0.0
+    rho_s = wait = 0.0
+    if pricing == "critical_path_queued":
+        rho_s, wait = server_queue(classes, cluster)
     for ci, j in enumerate(classes):
         if j.kind == BACKGROUND_COMM:
             s = j.transfer_bytes / mu
@@ -237,7 +258,7 @@ def compile_problem(
             spaces.append(None)
             continue
         if j.kind == BACKGROUND_COMPUTE or j.dag.number_of_nodes() == 1:
-            const[ci] = sum(d["work_s"] for _, d in j.dag.nodes(data=True)) / nu
+            const[ci] = sum(d["work_s"] for _, d in j.dag.nodes(data=True)) / nu + wait
             spaces.append(class_space(j.name, j.dag, max_options, oversized) if j.kind == INFERENCE else None)
             continue
         sp = class_space(j.name, j.dag, max_options, oversized)
@@ -245,12 +266,14 @@ def compile_problem(
         dag = j.dag
         inner = {x for sub in sp.subgraphs for x in sub.intermediate}
         const[ci] = sum(d["work_s"] for x, d in dag.nodes(data=True) if x not in inner) / nu
+        if pricing == "critical_path_queued":
+            const[ci] += wait * _queued_tasks(dag, sp, inner)
         for sub, opts in zip(sp.subgraphs, sp.options):
             starts.append(n_rows)
             if pricing == "paper":
                 A, cnt, s1, s2 = _subgraph_rows(dag, sub, opts, mu, nu, direct_edge_branch)
             else:
-                A, cnt, s1, s2 = _subgraph_rows_critical(dag, sub, opts, mu, nu)
+                A, cnt, s1, s2 = _subgraph_rows_critical(dag, sub, opts, mu, nu, wait)
             blocks.append((A, cnt))
             S1.append(np.asarray(s1, dtype=float))
             S2.append(np.asarray(s2, dtype=float))
@@ -289,6 +312,8 @@ def compile_problem(
         ss,
         nd,
         pricing,
+        server_load=rho_s,
+        server_wait=wait,
     )
 
 
@@ -296,11 +321,51 @@ def _check_pricing(pricing: str, direct_edge_branch: bool) -> None:
     """Refuse an unknown pricing, and ``direct_edge_branch=False`` where it has no meaning."""
     if pricing not in PRICINGS:
         raise ValueError(f"pricing must be one of {PRICINGS}, got {pricing!r}")
-    if pricing == "critical_path" and not direct_edge_branch:
+    if pricing != "paper" and not direct_edge_branch:
         raise ValueError(
-            "direct_edge_branch=False applies to pricing='paper' only: under 'critical_path' a "
+            f"direct_edge_branch=False applies to pricing='paper' only: under {pricing!r} a "
             "crossing source -> sink edge is a dependency like any other and is always priced"
         )
+
+
+def server_queue(classes: Sequence[JobClass], cluster: Cluster) -> tuple[float, float]:
+    """``(rho_s, W_s)``: per-server compute load and PK task wait of ``classes`` on ``cluster``.
+
+    Every task of every class with compute (inference and background compute; background
+    transfers use no server) is one customer of a uniformly chosen server
+    (:func:`schedlab.nona.queueing.server_wait`). Independent of theta: every placement Nona's
+    tables draw puts each task on a uniformly random server, so a server's load and task mix
+    do not depend on the partition chosen.
+
+    Examples
+    --------
+    >>> from schedlab.nona.workload import Cluster, build_workload, job_f
+    >>> c = Cluster(servers=2, bandwidth_gbps=80)
+    >>> w = build_workload(classes=[job_f()], load=0.3, cluster=c, background_ratio=float("inf"))
+    >>> rho, wait = server_queue(w, c)
+    >>> round(rho, 6), wait > 0
+    (0.3, True)
+    """
+    from schedlab.nona.queueing import server_wait
+
+    nu = cluster.compute_rate
+    jobs = [j for j in classes if j.kind != BACKGROUND_COMM]
+    times = [np.array([d["work_s"] / nu for _, d in j.dag.nodes(data=True)]) for j in jobs]
+    return server_wait(
+        np.array([j.arrival_rate for j in jobs]),
+        np.array([t.sum() for t in times]),
+        np.array([(t * t).sum() for t in times]),
+        int(cluster.servers),
+    )
+
+
+def _queued_tasks(dag, sp: ClassSpace, inner: set) -> int:
+    """How many of a class's queue waits ``critical_path_queued`` charges to its constant term:
+    one per task outside the subgraphs' intermediate tasks that is not a subgraph's sink (the
+    root, at the job's arrival, and the bottlenecks of a chain); the sinks' waits are in their
+    subgraphs' rows (:func:`_subgraph_rows_critical`)."""
+    sinks = {sub.sink for sub in sp.subgraphs}
+    return sum(1 for x in dag.nodes if x not in inner and x not in sinks)
 
 
 def _subgraph_edges(dag, sub, mu: float):
@@ -342,7 +407,10 @@ def _option_labels(m: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _labels_of(opts, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(labels, parts per option, labels transposed) of an option list: the full Omega table, or
-    the one all-together row of a ``together_only`` list (whose full table is never built)."""
+    the one all-together row of a ``together_only`` list (whose full table is never built), or the
+    table of a list that lays out its own options (``label_table``: a branch space)."""
+    if hasattr(opts, "label_table"):
+        return opts.label_table()
     if getattr(opts, "together_only", False):
         lab = np.zeros((1, m + 2), dtype=np.int64)
         return lab, np.ones(1, dtype=np.int64), np.ascontiguousarray(lab.T)
@@ -464,7 +532,7 @@ def _subgraph_rows_reference(dag, sub, opts, mu: float, nu: float, direct_edge_b
     return rows_A, rows_n, S1, S2
 
 
-def _subgraph_rows_critical(dag, sub, opts, mu: float, nu: float):
+def _subgraph_rows_critical(dag, sub, opts, mu: float, nu: float, task_wait: float = 0.0):
     """(A, n, S1, S2) of every option under the dependency-aware pricing (``critical_path``).
 
     The option's subgraph is scheduled as the simulator runs it on an otherwise idle cluster,
@@ -485,6 +553,13 @@ def _subgraph_rows_critical(dag, sub, opts, mu: float, nu: float):
     exactly, a convex non-decreasing piecewise-linear function of phi as the solvers need.
     One dynamic programme over the tasks, vectorised over the options;
     :func:`_subgraph_rows_critical_reference` is the per-option oracle.
+
+    ``task_wait`` adds the servers' queues (``critical_path_queued``, see :func:`server_queue`):
+    a task joins its server's FIFO queue when its last input is ready (its own server's
+    predecessor done, or a transfer arrived) and waits ``task_wait`` there for other jobs' work
+    before it can start; tasks of the job already queued on the same server still run first
+    (siblings enqueued together wait once). A constant per task, so the rows stay lines in phi;
+    at 0 (the default) they are the idle-cluster rows, bit for bit.
     """
     inter = list(sub.intermediate)
     m = len(inter)
@@ -537,6 +612,8 @@ def _subgraph_rows_critical(dag, sub, opts, mu: float, nu: float):
                 np.maximum(ready, arrival[u, x], out=ready, where=cross)
             else:
                 np.maximum(ready, finish[u], out=ready)
+        if task_wait:  # x joins its server's queue when its last input is ready, and waits there
+            ready += task_wait
         if x != sub.sink:  # the sink's predecessors already include every task (it is their bottleneck)
             for y in inter[:pos_x]:  # the previous tasks of x's part run first on its server
                 if y not in ancestors[x]:  # (an ancestor's path into x already dominates: phi >= 0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -12,7 +13,8 @@ from typing import Any
 
 from schedlab import paths, progress
 from schedlab.notebooks.params import SMOKE, ParamsError, check_used, selected_profile, stage_params
-from schedlab.notebooks.watchdog import stop_with_parent
+from schedlab.notebooks.outputs import Staging, declared_outputs
+from schedlab.notebooks.watchdog import die_with_parent, hold_signals, stop_with_parent
 
 
 def notebook_path(name: str) -> Path:
@@ -43,11 +45,23 @@ def run(
     to the stage's log, :func:`log_path` of the executed copy, and to this process's stderr;
     none lands in the executed notebook.
 
+    A run into a checkout (the repository, as ``dvc repro`` runs a stage, or a profile run's
+    copy) writes into a staging folder (:class:`~schedlab.notebooks.outputs.Staging`,
+    ``<root>/.staging/<name>/``), which the kernel gets as its ``output_root`` and as the
+    project root (``SCHEDLAB_ROOT``), so the paths a notebook records relative to the root read
+    as they always did. Only after its last cell has run does everything it wrote move into
+    place, together, then the executed copy; the log is the only file written in place as the
+    run goes. A run into another folder (``output_root``: a scratch folder, the tests) writes
+    there directly: a staging folder there would leave its own path in what the notebook
+    records as an absolute path (the Nona sweeps' ``tables`` column).
+
     ``source`` runs another notebook file under ``name``'s parameters (tests). Interrupted
     (Ctrl-C, SIGTERM, SIGHUP, or its parent process gone: :func:`stop_with_parent`), the kernel
-    is shut down and nothing is left half-written: outputs are written atomically and the
-    partial executed copy is removed. A cell that raises ends in :class:`StageFailed` (one line:
-    the cell and the error), the run up to that cell kept at :func:`failed_path`.
+    and its worker processes are killed, the staging folder removed and :class:`StageInterrupted`
+    raised: the stage's outputs in place are the previous run's, untouched (outside a checkout:
+    what the run wrote so far stays). A cell that raises
+    ends in :class:`StageFailed` (one line: the cell and the error), the outputs in place again
+    untouched and the run up to that cell kept at :func:`failed_path`.
     """
     import papermill as pm  # heavy import, only when a notebook actually runs
 
@@ -66,47 +80,67 @@ def run(
     ).values  # a bad override fails here, before a kernel starts
     if own_notebook:  # so does a params.yaml key the notebook never reads (a typo)
         check_used(name, values)
-    # only these three are injected: the notebook loads every value from params.yaml itself
-    params = {
-        "output_root": str(output_root if output_root is not None else paths.ROOT),
-        "profile": profile,
-        "overrides": dict(overrides or {}),
-    }
+    root = output_root if output_root is not None else paths.ROOT.resolve()
+    into_checkout = root == paths.ROOT.resolve()
+    staging = Staging(root, name, declared_outputs(name) if own_notebook else ()) if into_checkout else None
     out = executed or paths.EXECUTED / f"{name}.ipynb"
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.part.ipynb")
-    root = Path(params["output_root"])
     log = log_path(out)
     load_start, cpu0, t0 = stagetimes.load_average(), _children_cpu_s(), time.perf_counter()
+    stopped: list[int] = []
     try:
         # progress goes to the stage's log, echoed here to stderr as it comes: the kernel's own
         # stderr is captured into the executed notebook (ipykernel watches its file descriptors)
-        with (
-            stop_with_parent(),
-            progress.follow(log, sys.stderr),
-            _kernel_env({progress.ENV: "lines", progress.ENV_STAGE: name, progress.ENV_LOG: str(log)}),
-        ):
-            pm.execute_notebook(
-                str(source),
-                str(tmp),
-                parameters=params,
-                cwd=str(paths.ROOT),
-                kernel_name="python3",
-                # one line per finished cell at most every 15 s (and at the end); bars inside the
-                # notebook write lines to the same log (schedlab.progress), so a long stage is never silent
-                progress_bar={"desc": "cells", **progress.line_options(log, prefix=name)},
-                request_save_on_cell_execute=False,
-                kernel_manager_class=_local_kernel_manager(),
-            )
-        tmp.replace(out)
-        failed_path(out).unlink(missing_ok=True)  # a failure of an earlier run no longer stands
-    except pm.PapermillExecutionError as exc:
-        # keep the run up to the failing cell (its output shows the full traceback) and say in one
-        # line what failed: the executed copy itself stays the last complete run's
-        tmp.replace(failed_path(out))
-        raise StageFailed(name, exc, failed_path(out)) from None
+        with stop_with_parent(on_stop=kill_kernels) as stopped, progress.follow(log, sys.stderr):
+            view = staging.open() if staging else root
+            env = {progress.ENV: "lines", progress.ENV_STAGE: name, progress.ENV_LOG: str(log)}
+            if into_checkout:  # paths.ROOT in the kernel: what it records stays relative to the root
+                env["SCHEDLAB_ROOT"] = str(view)
+            # only these three are injected: the notebook loads every value from params.yaml itself
+            params = {"output_root": str(view), "profile": profile, "overrides": dict(overrides or {})}
+            with _kernel_env(env):
+                pm.execute_notebook(
+                    str(source),
+                    str(tmp),
+                    parameters=params,
+                    cwd=str(view if into_checkout else paths.ROOT),
+                    kernel_name="python3",
+                    # one line per finished cell at most every 15 s (and at the end); bars inside the
+                    # notebook write lines to the same log (schedlab.progress), so a long stage is never silent
+                    progress_bar={"desc": "cells", **progress.line_options(log, prefix=name)},
+                    request_save_on_cell_execute=False,
+                    kernel_manager_class=_local_kernel_manager(),
+                )
+            # the set, then the executed copy that made it: a signal now waits until both are in place
+            with hold_signals() as held:
+                if staging:
+                    staging.commit()
+                tmp.replace(out)
+                failed_path(out).unlink(missing_ok=True)  # a failure of an earlier run no longer stands
+            if held:
+                raise StageInterrupted(name, held[0], after_commit=True)
+    except BaseException as exc:
+        with hold_signals():  # a second Ctrl-C must not cut the clean-up short
+            stop_kernels()
+            if staging:
+                staging.discard()  # the outputs in place stay the last complete run's
+        if stopped or isinstance(exc, KeyboardInterrupt):
+            # Ctrl-C, or Interrupted (SIGTERM, SIGHUP, parent gone), even where papermill's
+            # clean-up of the killed kernel raised something else on the way out
+            signum = stopped[0] if stopped else getattr(exc, "signum", signal.SIGINT)
+            kept = staging.previous_in_place() if staging else None
+            raise StageInterrupted(name, signum, kept=kept, root=root) from None
+        if isinstance(exc, pm.PapermillExecutionError):
+            # keep the run up to the failing cell (its output shows the full traceback) and say
+            # in one line what failed: the executed copy stays the last complete run's
+            tmp.replace(failed_path(out))
+            raise StageFailed(name, exc, failed_path(out)) from None
+        raise
     finally:
         tmp.unlink(missing_ok=True)
+        if staging:
+            staging.release()
     # only a finished run is recorded: its times are what `schedlab timings` adds up
     stagetimes.record(
         root,
@@ -117,6 +151,42 @@ def run(
         load=(load_start, stagetimes.load_average()),
     )
     return out
+
+
+class StageInterrupted(Exception):
+    """A stage run stopped by a signal; its outputs in place are as they were before the run.
+
+    Not a ``KeyboardInterrupt``: the command line ends it in one line (:attr:`exit_code`,
+    128 + the signal's number, as a shell reports a process the signal killed).
+
+    >>> str(StageInterrupted("nona/fig3", signal.SIGINT, kept=True))
+    'interrupted (SIGINT): stage nona/fig3; previous outputs kept'
+    >>> StageInterrupted("nona/fig3", signal.SIGTERM, kept=False).exit_code
+    143
+    >>> str(StageInterrupted("nona/fig3", signal.SIGHUP, kept=None, root=Path("/tmp/x")))
+    'interrupted (SIGHUP): stage nona/fig3; what it wrote under /tmp/x so far is kept, not staged'
+    """
+
+    def __init__(
+        self,
+        name: str,
+        signum: int,
+        *,
+        kept: bool | None = True,
+        after_commit: bool = False,
+        root: Path | None = None,
+    ):
+        self.name, self.signum = name, int(signum)
+        self.exit_code = 128 + self.signum
+        if after_commit:
+            state = "it had finished: its new outputs are in place"
+        elif kept is None:  # written in place, outside a checkout
+            state = f"what it wrote under {root} so far is kept, not staged"
+        elif kept:
+            state = "previous outputs kept"
+        else:
+            state = "none of its outputs written"
+        super().__init__(f"interrupted ({signal.Signals(self.signum).name}): stage {name}; {state}")
 
 
 class StageFailed(RuntimeError):
@@ -177,10 +247,19 @@ def _children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+#: kernel managers this process started (:func:`stop_kernels` kills what is left of them)
+_KERNELS: list[Any] = []
+
+
 def _local_kernel_manager() -> type:
     """A kernel manager that talks to its kernel over Unix sockets in the temp folder instead of
     TCP: nothing listens on a port, and the kernel has no reason to print its "running over TCP
-    without encryption" warning into every stage's output."""
+    without encryption" warning into every stage's output.
+
+    Its kernel runs in a session of its own (jupyter_client's default: Ctrl-C at the terminal
+    reaches this process only, which then stops the kernel itself) and is killed by the system
+    if this process dies first (``kill -9``), as ipykernel's own check of its parent would do a
+    second later, with a warning."""
     import tempfile
 
     from jupyter_client.manager import AsyncKernelManager
@@ -191,7 +270,42 @@ def _local_kernel_manager() -> type:
             self.transport = "ipc"
             self.ip = os.path.join(tempfile.gettempdir(), f"schedlab-kernel-{os.getpid()}")
 
+        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+            _KERNELS.append(self)
+            await super()._async_launch_kernel(kernel_cmd, preexec_fn=die_with_parent(), **kw)
+
     return LocalKernelManager
+
+
+def kill_kernels() -> None:
+    """Kill every kernel this process started, with its process group (the worker processes it
+    started), and wait for each: at once, nothing asked of the kernel, nothing it can print."""
+    for km in _KERNELS:
+        proc = getattr(km.provisioner, "process", None) if km.provisioner is not None else None
+        if proc is None or proc.poll() is not None:
+            continue
+        with contextlib.suppress(OSError):
+            group = os.getpgid(proc.pid)
+            # the kernel leads a group of its own; never signal ours (it holds this process)
+            os.killpg(group, signal.SIGKILL) if group != os.getpgrp() else proc.kill()
+        with contextlib.suppress(Exception):
+            proc.wait(timeout=10)
+
+
+def stop_kernels() -> None:
+    """Kill every kernel this process started, with its process group (the worker processes it
+    started), and remove their connection files; quiet the event loop papermill ran on, whose
+    pending tasks would otherwise report the closed sockets at exit ("Task exception was never
+    retrieved"). For an interrupted run: no graceful shutdown, nothing printed."""
+    from jupyter_core.utils import ensure_event_loop
+
+    ensure_event_loop().set_exception_handler(lambda _loop, _context: None)
+    kill_kernels()
+    while _KERNELS:
+        km = _KERNELS.pop()
+        with contextlib.suppress(Exception):
+            km.cleanup_connection_file()
+            km.cleanup_ipc_files()
 
 
 @contextlib.contextmanager

@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import pickle
 import re
+import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -441,6 +442,54 @@ def scale_arrivals(workload: Workload, factor: float, name: str | None = None) -
     )
 
 
+class ConstantSafeNormalization:
+    """pymoo's SPEA2 normalisation (``HyperplaneNormalization``), except that an objective every
+    member of the population shares is normalised to 0 instead of 0/0.
+
+    SPEA2's density term divides each objective by its range ``nadir - ideal``; pymoo widens a
+    range below 1e-6 to the population's worst value, which still leaves 0 when the whole
+    population has the same value (a search where every configuration gives the same JCT, or no
+    prediction error: small or lightly loaded workloads). pymoo then computes NaN distances
+    (``RuntimeWarning: invalid value encountered in divide``), every member's fitness becomes NaN,
+    and the archive is filled and truncated blind to dominance strength and density. Here such an
+    objective gets range 1: its normalised values are all 0, so the distances come from the other
+    objectives, as SPEA2 intends. Where every range is positive nothing changes, to the bit.
+
+    Examples
+    --------
+    >>> norm = ConstantSafeNormalization()
+    >>> norm.update(np.array([[1.0, 5.0], [2.0, 5.0], [3.0, 5.0]]))
+    >>> (np.array([[2.0, 5.0]]) - norm.ideal_point) / (norm.nadir_point - norm.ideal_point)
+    array([[0.5, 0. ]])
+    """
+
+    def __init__(self) -> None:
+        self._inner = None  # pymoo's, made at the first update (when the number of objectives is known)
+
+    def update(self, F: np.ndarray, nds: np.ndarray | None = None) -> None:
+        if self._inner is None:
+            from pymoo.algorithms.moo.nsga3 import HyperplaneNormalization
+
+            self._inner = HyperplaneNormalization(F.shape[1])
+        # pymoo's update calls warnings.simplefilter("ignore") (for its own 1/plane), which would
+        # silence every warning of the process from then on; keep that to this call
+        with warnings.catch_warnings():
+            self._inner.update(F, nds)
+
+    @property
+    def ideal_point(self) -> np.ndarray:
+        return self._inner.ideal_point
+
+    @property
+    def extreme_points(self) -> np.ndarray:
+        return self._inner.extreme_points
+
+    @property
+    def nadir_point(self) -> np.ndarray:
+        ideal, nadir = self._inner.ideal_point, self._inner.nadir_point
+        return np.where(nadir - ideal > 0, nadir, ideal + 1.0)
+
+
 def _algorithm(n_var: int, seed: int):
     from pymoo.algorithms.moo.spea2 import SPEA2, SPEA2Survival, spea_binary_tournament
     from pymoo.operators.crossover.sbx import SBX
@@ -453,12 +502,14 @@ def _algorithm(n_var: int, seed: int):
     # Every operator is a fresh instance: pymoo's SPEA2 defaults are shared default-argument
     # objects, and SPEA2Survival keeps normalisation state, so a second search in the same
     # process would otherwise depend on the first.
+    survival = SPEA2Survival(normalize=True)
+    survival.norm = ConstantSafeNormalization()  # pymoo's, without 0/0 on an objective all members share
     return SPEA2(
         pop_size=POPULATION,
         n_offsprings=OFFSPRING,
         sampling=FloatRandomSampling(),
         selection=TournamentSelection(spea_binary_tournament),
-        survival=SPEA2Survival(normalize=True),
+        survival=survival,
         output=MultiObjectiveOutput(),
         crossover=SBX(prob=1.0, eta=20),
         mutation=PM(prob=1.0, prob_var=1.0 / n_var, eta=20),

@@ -7,6 +7,7 @@ scoring      ACQUIRES (``scores_v1``), ``scores_v3``, CCPM, silhouette with nois
 hopkins      Hopkins statistic in pyclustertend's convention (~0 clusterable)
 calibration  the 800 real joined rows shipped by the authors
 job_model    the synthetic trace's model of jobs, fitted on the 800 real rows
+metadata     the synthetic trace's model of task names, users and groups (real and invented ids)
 planted      known structure planted in the synthetic trace (the paper's top job, the authors' profiles)
 synthetic    a calibrated synthetic trace in the exact upstream format (labelled synthetic)
 realism      how far the synthetic trace is from real rows it was not calibrated on

@@ -14,6 +14,9 @@ Examples
 
 from __future__ import annotations
 
+import hashlib
+import shutil
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +25,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
+from schedlab.io import atomic_write_text
 from schedlab.polaris import classifier, duration, grid, ingest, sampling, synthetic
 from schedlab.polaris import planted as planted_mod  # `planted` is also a parameter name here
 from schedlab.polaris.schema import FEATURES
@@ -84,6 +88,7 @@ def trace_folder(
     if trace_dir:
         return Path(trace_dir)
     tdir = work / "trace"
+    _drop_if_other_generator(work)
     done = (tdir / "pai_task_table.tar.gz").is_file() and (
         not planted or (tdir / planted_mod.PLANTED_LABELS).is_file()
     )
@@ -96,7 +101,38 @@ def trace_folder(
             planted_spread=planted_spread,
             progress=False,
         )
+        atomic_write_text(work / GENERATOR_STAMP, generator_fingerprint())
     return tdir
+
+
+#: the file in a synthetic work folder naming the generator that wrote its trace
+GENERATOR_STAMP = "generator.sha256"
+#: the modules whose code decides a synthetic trace's bytes
+GENERATOR_MODULES = ("synthetic", "metadata", "planted")
+
+
+def generator_fingerprint() -> str:
+    """SHA-256 of the stand-in generator's source (:data:`GENERATOR_MODULES`): a synthetic work
+    folder's trace, and everything derived from it there (Parquet, join, grid runs), is only
+    reused while this is unchanged.
+
+    >>> len(generator_fingerprint())
+    64
+    """
+    h = hashlib.sha256()
+    for name in GENERATOR_MODULES:
+        h.update((Path(__file__).parent / f"{name}.py").read_bytes())
+    return h.hexdigest()
+
+
+def _drop_if_other_generator(work: Path) -> None:
+    """Remove a synthetic work folder written by another version of the generator (its trace and
+    every cache derived from it would silently stand in for the new generator's)."""
+    stamp = work / GENERATOR_STAMP
+    if not work.exists() or (stamp.is_file() and stamp.read_text() == generator_fingerprint()):
+        return
+    print(f"{work}: written by another version of the stand-in generator; rebuilding it", file=sys.stderr)
+    shutil.rmtree(work)
 
 
 def ingest_and_join(

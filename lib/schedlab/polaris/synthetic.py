@@ -22,12 +22,18 @@ The generator (version ``v2``; each choice is an assumption, stated here once):
   log-normal noise scaled to each row's local spread (adaptive kernel bandwidth
   :data:`BANDWIDTH` x the log distance to the 3rd nearest value in its workload). All instances of
   a job derive their sensor values from one of its template rows (a real row's sensor values come
-  from any instance of its job), with smaller per-instance noise. ``user`` and ``group`` come
-  with the template (real heavy tail: one user has 566 of the 800 rows); half the groups are fresh.
+  from any instance of its job), with smaller per-instance noise.
+* **Metadata** (:mod:`schedlab.polaris.metadata`): task name with the template (plus fitted
+  borrowing of pooled templates, task names as the authors' join shows them per workload); user
+  from the template row, any real user or an **invented** one of a 1,300-user Zipf vocabulary;
+  group from the template row, the user's real groups, an invented user's recurring groups or a
+  fresh invented one, each path with a fitted (Good-Turing) rate. Which ids are real:
+  :data:`METADATA_PROVENANCE` beside the archives.
 * **Strata sized as Table I.** Terminated jobs per workload = Table I rows / expected
   ``tasks x instances^2`` of its templates; a workload has max(real group-tag jobs, that) jobs, the
   rest of them Failed/Running/Waiting (nmt: 0.5 % terminate, since its 3 real rows have 16
-  instances). ``rl`` and ``vgg`` (no real rows) use all rows' templates. Jobs without a workload
+  instances). ``rl`` and ``vgg`` (no real rows: **invented**) use all rows' templates with the
+  task-name mix of the authors' join. Jobs without a workload
   (pooled templates, weight ``instances^-a``) keep the real totals: 69.4 % terminated, 1.195 tasks
   and about 7.2 instances per job (the last estimated from the instance CSV's size).
 * **Planted job.** The paper's most recurrent job name is an ``rl`` job of a fixed share of the rl
@@ -47,6 +53,8 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import shutil
 import tarfile
 import tempfile
@@ -60,7 +68,17 @@ from schedlab.progress import bar as progress_bar
 from schedlab import data
 from schedlab.io import atomic_path, atomic_write_text
 from schedlab.polaris.calibration import load_calibration_rows
+from schedlab.polaris import job_model
 from schedlab.polaris.job_model import BANDWIDTH, NOISY_SENSORS, JobModel, calibrate
+from schedlab.polaris.metadata import (
+    N_USERS,
+    MetadataModel,
+    borrowed_templates,
+    draw_metadata,
+    fit_metadata,
+    mixed_template_moments,
+    provenance,
+)
 from schedlab.polaris.planted import (
     PAPER_TOP_JOB_NAME,
     PLANTED_KEY,
@@ -86,6 +104,9 @@ from schedlab.polaris.schema import (
 
 SIZES: dict[str, int] = {"ci": 3_000, "small": 30_000, "medium": 200_000, "real": REAL_JOB_ROWS}
 MACHINE_SPEC = "alibaba-pai/pai_machine_spec.tar.gz"
+#: beside the archives: which user and group ids are real (any other is invented) and which
+#: workloads are invented (:func:`schedlab.polaris.metadata.provenance`)
+METADATA_PROVENANCE = "metadata_provenance.json"
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
@@ -212,9 +233,8 @@ def synthesize(
     *,
     calibration: JobModel | None = None,
     chunk_jobs: int = 50_000,
-    n_users: int = 1_300,
+    n_users: int = N_USERS,
     sensor_jitter: float | None = None,
-    fresh_group: float = 0.5,
     planted: str | None = None,
     planted_spread: float = PLANTED_SPREAD,
     progress: bool = True,
@@ -229,7 +249,9 @@ def synthesize(
     :func:`calibrate` fits (default: on the 800 real rows). The join's size bias is corrected by
     construction (templates weighted by 1 / instances^2). ``sensor_jitter``: the job-level noise as
     a fraction of each column's robust log spread in its workload (default :data:`BANDWIDTH`;
-    instances get half of it).
+    instances get half of it). ``n_users``: the trace's user vocabulary (real users of the
+    calibration rows plus invented ones, :func:`schedlab.polaris.metadata.fit_metadata`); which ids
+    are real is written to :data:`METADATA_PROVENANCE`.
 
     ``planted="authors"`` (default ``None`` plants nothing and leaves the trace as before)
     plants the authors' 26 profiles as known structure (:func:`schedlab.polaris.planted.plant_profiles`)
@@ -248,10 +270,12 @@ def synthesize(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     machines = _load_machines()
-    users, user_p = draw_users(n_users, rng)
     plant = planted_top_job_instances(n_jobs)
     if planted is not None:
         model = plant_profiles(model, planted, rng, top_job=plant, spread=planted_spread)
+    meta = fit_metadata(model, rng, n_users)
+    model = resize_strata(model, meta)
+    users, user_p = meta.invented_users, meta.invented_p  # jobs without a workload
 
     def make_chunk(m: int, done: int) -> dict[str, pd.DataFrame]:
         # the paper's top job is the first job of the first chunk
@@ -262,8 +286,8 @@ def synthesize(
             users,
             user_p,
             rng,
+            meta=meta,
             sensor_jitter=sensor_jitter,
-            fresh_group=fresh_group,
             plant_top_job=plant if done == 0 else 0,
         )
 
@@ -274,7 +298,24 @@ def synthesize(
         with atomic_path(out_dir / PLANTED_LABELS) as dest:
             pd.concat(label_parts, ignore_index=True).to_parquet(dest, index=False)
         atomic_write_text(out_dir / PLANTED_PROFILES, model.planted.profiles.to_csv(index=False))
+    atomic_write_text(out_dir / METADATA_PROVENANCE, json.dumps(provenance(meta), indent=1) + "\n")
     return counts
+
+
+def resize_strata(model: JobModel, meta: MetadataModel) -> JobModel:
+    """``model`` with job and terminated shares sized for the templates its workload jobs draw
+    with borrowing (:func:`schedlab.polaris.metadata.mixed_template_moments`), so the faithful
+    join's strata stay proportional to Table I; unchanged with planted profiles (their jobs do not
+    borrow). A copy: the calibrated model is shared."""
+    if model.planted is not None:
+        return model
+    moments = {w: mixed_template_moments(meta, model, w) for w in WORKLOADS}
+    job_share, term, pair_none, none_share = job_model.strata_shares(
+        {w: m[0] for w, m in moments.items()}, {w: m[1] for w, m in moments.items()}
+    )
+    out = dataclasses.replace(model, job_share=job_share, terminated_share=term, pair_share_none=pair_none)
+    out.none_weights = job_model._none_weights(out, none_share)
+    return out
 
 
 def _job_model(calibration: JobModel) -> JobModel:
@@ -292,23 +333,27 @@ def generate_tables(
     calibration: JobModel,
     workload: np.ndarray | None = None,
     sensor_jitter: float | None = None,
-    fresh_group: float = 0.5,
-    n_users: int = 1_300,
+    n_users: int = N_USERS,
     planted: str | None = None,
     planted_spread: float = PLANTED_SPREAD,
+    metadata: MetadataModel | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The five trace tables of ``n_jobs`` jobs as in-memory frames (what :func:`synthesize`
     writes, without archives; no planted top job). ``workload`` fixes each job's workload,
     e.g. to draw many jobs of one stratum for a realism check. ``planted`` (see
-    :func:`synthesize`) adds the frame :data:`PLANTED_KEY` with each workload task's planted profile."""
+    :func:`synthesize`) adds the frame :data:`PLANTED_KEY` with each workload task's planted profile.
+    ``metadata``: the metadata model (default: :func:`schedlab.polaris.metadata.fit_metadata` of
+    ``calibration``)."""
     sensor_jitter = BANDWIDTH if sensor_jitter is None else sensor_jitter
     machines = _load_machines()
-    users, user_p = draw_users(n_users, rng)
     model = _job_model(calibration)
     if planted is not None:
         if planted not in PLANTED_SPECS:
             raise ValueError(f"unknown planted structure {planted!r}; known: {PLANTED_SPECS}")
         model = plant_profiles(model, planted, rng, spread=planted_spread)
+    meta = fit_metadata(model, rng, n_users) if metadata is None else metadata
+    model = resize_strata(model, meta)
+    users, user_p = meta.invented_users, meta.invented_p  # jobs without a workload
     return _generate_chunk_v2(
         n_jobs,
         model,
@@ -316,9 +361,9 @@ def generate_tables(
         users,
         user_p,
         rng,
+        meta=meta,
         workload=workload,
         sensor_jitter=sensor_jitter,
-        fresh_group=fresh_group,
     )
 
 
@@ -333,15 +378,32 @@ def _job_status(workload: np.ndarray, model: JobModel, rng: np.random.Generator)
     return status
 
 
+def _workload_templates(
+    w: str, n: int, model: JobModel, meta: MetadataModel, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """(first, second) rows of ``n`` jobs of workload ``w``: a uniform own template, or with
+    probability ``meta.borrow[w]`` (1 for a workload without real rows) a borrowed pooled one."""
+    own, pooled = model.templates[w], model.templates[""]
+    k = rng.integers(0, own.first.size, n)
+    borrow = rng.random(n) < (1.0 if own is pooled else meta.borrow[w])
+    first, second = own.first[k], own.second[k]
+    kb = borrowed_templates(meta, model, w, int(borrow.sum()), rng)
+    first[borrow], second[borrow] = pooled.first[kb], pooled.second[kb]
+    return first, second
+
+
 def _draw_templates(
     workload: np.ndarray,
     model: JobModel,
+    meta: MetadataModel,
     rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(first, second) real-row indices per job and the planted profile of each of the two tasks
     (-1: none): templates of the job's workload drawn uniformly (with planted profiles: a
     profile's template or a background one, :func:`draw_planted`); jobs without a workload take a
-    pair with :attr:`JobModel.pair_share_none`, and templates with :attr:`JobModel.none_weights`."""
+    pair with :attr:`JobModel.pair_share_none`, and templates with :attr:`JobModel.none_weights`.
+    A workload job borrows a pooled template with probability ``meta.borrow[w]`` (every job of a
+    workload without real rows does), :func:`schedlab.polaris.metadata.borrowed_templates`."""
     first = np.empty(workload.size, dtype=np.int64)
     second = np.empty(workload.size, dtype=np.int64)
     labels = np.full((2, workload.size), -1, dtype=np.int64)
@@ -354,7 +416,8 @@ def _draw_templates(
             )
             continue
         if w:
-            k = rng.integers(0, tpl.first.size, idx.size)
+            first[idx], second[idx] = _workload_templates(w, idx.size, model, meta, rng)
+            continue
         else:
             pairs, singles = np.flatnonzero(tpl.second >= 0), np.flatnonzero(tpl.second < 0)
             pick_pair = rng.random(idx.size) < model.pair_share_none
@@ -376,9 +439,9 @@ def _generate_chunk_v2(
     user_p: np.ndarray,
     rng: np.random.Generator,
     *,
+    meta: MetadataModel,
     workload: np.ndarray | None = None,
     sensor_jitter: float,
-    fresh_group: float,
     plant_top_job: int = 0,
 ) -> dict[str, pd.DataFrame]:
     """One chunk of jobs of version ``v2``; ``workload`` forces the jobs' workloads (realism
@@ -389,7 +452,7 @@ def _generate_chunk_v2(
         workload = _choice(names, p, n_jobs, rng)
     workload = np.asarray(workload, dtype=object)
     status = _job_status(workload, model, rng)
-    first, second, label_first, label_second = _draw_templates(workload, model, rng)
+    first, second, label_first, label_second = _draw_templates(workload, model, meta, rng)
     job_name, inst_id = hex_ids(n_jobs, 24, rng), hex_ids(n_jobs, 60, rng)
     if plant_top_job:
         workload[0], status[0], second[0], job_name[0] = "rl", "Terminated", -1, PAPER_TOP_JOB_NAME
@@ -398,13 +461,11 @@ def _generate_chunk_v2(
         else:
             nonps = np.flatnonzero(model.meta["task_name"] != "ps")
             first[0] = nonps[rng.integers(0, nonps.size)]
-    meta = model.meta
     user = _choice(users, user_p, n_jobs, rng).astype(object)
     group = hex_ids(n_jobs, 32, rng).astype(object)
     wl = workload != ""
-    user[wl] = meta["user"][first[wl]]
-    keep = wl & (rng.random(n_jobs) >= fresh_group)
-    group[keep] = meta["group"][first[keep]]
+    user[wl], group[wl] = draw_metadata(meta, workload[wl], first[wl], rng)
+    meta = model.meta
 
     # tasks: the template's one or two rows
     two = second >= 0
