@@ -197,3 +197,33 @@ def test_corrupted_decima_weights(data):
         load_weights(path)
     except ValueError as e:
         assert str(e).startswith(f"{path}: ") and "allow_pickle" not in str(e), str(e)
+
+
+def _params_excerpt() -> bytes:
+    """Two papers' shared values and two stages of the project's params.yaml (shared keys, profiles,
+    nested mappings), small enough for hypothesis to shrink a failure quickly."""
+    import yaml
+
+    doc = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text())
+    keep = {"nona": ("common", "fig3"), "pcs": ("common", "fig7")}
+    part = {"profile": doc["profile"], **{p: {s: doc[p][s] for s in ss} for p, ss in keep.items()}}
+    return yaml.safe_dump(part, sort_keys=False, width=100).encode()
+
+
+PARAMS = _params_excerpt()
+
+
+@SETTINGS
+@given(
+    corrupted(PARAMS), st.sampled_from(["nona/fig3", "pcs/fig7"]), st.sampled_from([None, "smoke", "paper"])
+)
+def test_corrupted_params_yaml(data, stage, profile):
+    from schedlab.notebooks.params import ParamsError, load_params
+
+    path = _write("params.yaml", data)
+    try:
+        values = load_params(stage, path, profile)
+    except ParamsError as e:
+        assert "params.yaml" in str(e), f"error does not name the file: {e}"
+    else:
+        assert isinstance(values, dict) and "profile" in values

@@ -122,8 +122,21 @@ def _run(root: Path, *params: str, **popen) -> subprocess.Popen:
     signal_file.unlink(missing_ok=True)
     env = {**os.environ, "SCHEDLAB_ROOT": str(root), "TINY_SIGNAL": str(signal_file)}
     return subprocess.Popen(
-        args, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen
+        args,
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # as at a terminal: a background launch (CI's `... &`) ignores SIGINT for every descendant,
+        # and a run started that way rightly keeps ignoring it (see watchdog.stop_with_parent)
+        preexec_fn=_sigint_as_at_a_terminal,
+        **popen,
     )
+
+
+def _sigint_as_at_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str, str]:

@@ -37,7 +37,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -215,3 +215,53 @@ def bottleneck_subgraphs(g: nx.DiGraph) -> list[Subgraph]:
     [(0, 3, (1, 2)), (3, 6, (4, 5))]
     """
     return [Subgraph(s, t, inner) for s, t, inner in bottleneck_runs(g) if inner]
+
+
+#: how :func:`branch_partition` finds a subgraph's parallel branches (see there)
+BRANCH_RULES = ("chains", "components")
+
+
+def branch_partition(dag: nx.DiGraph, intermediate: Sequence, rule: str = "chains") -> list[list]:
+    """Parallel branches of a subgraph, as a partition of its intermediate tasks; the part of the
+    first task in ``intermediate`` (topological) order first, the others by their first task.
+
+    ``rule="chains"`` (default; the paper distributes *all* parallel branches): the tasks are cut
+    into chains (maximal runs ``u -> v`` with ``u`` having one successor and ``v`` one
+    predecessor among the intermediate tasks). A chain that starts a new branch gets a part of
+    its own: every chain fed only from outside the subgraph but the first, and every successor
+    of a fork but the first. The first successor of a fork stays with the fork and a join goes
+    to the oldest branch among its inputs (the lowest part), so branches merge back. GPT-2's attention fork into q, k and v gives
+    three parts. ``rule="components"``: one part per weakly connected component of the
+    intermediate tasks (a fork inside a component is not split).
+
+    >>> g = nx.DiGraph([("s", "f"), ("f", "q"), ("f", "k"), ("f", "v"), ("q", "j"), ("k", "j"), ("j", "o"),
+    ...                 ("v", "o"), ("o", "t")])
+    >>> branch_partition(g, ["f", "q", "k", "v", "j", "o"])
+    [['f', 'q', 'j', 'o'], ['k'], ['v']]
+    >>> branch_partition(g, ["f", "q", "k", "v", "j", "o"], rule="components")
+    [['f', 'q', 'k', 'v', 'j', 'o']]
+    """
+    if rule not in BRANCH_RULES:
+        raise ValueError(f"branch rule must be one of {BRANCH_RULES}, got {rule!r}")
+    rank = {x: i for i, x in enumerate(intermediate)}
+    sub = dag.subgraph(intermediate)
+    if rule == "components":
+        comps = [sorted(c, key=rank.__getitem__) for c in nx.weakly_connected_components(sub)]
+        return sorted(comps, key=lambda c: rank[c[0]])
+    part: dict = {}
+    n_parts = 0
+    for x in intermediate:  # topological order: every predecessor already has its part
+        preds = sorted(sub.predecessors(x), key=rank.__getitem__)
+        if not preds:  # fed from outside the subgraph: a new branch, except the very first one
+            part[x] = 0 if n_parts == 0 else n_parts
+        elif len(preds) > 1:  # a join goes back to the oldest branch among its inputs
+            part[x] = min(part[u] for u in preds)
+        else:
+            u = preds[0]
+            first_succ = min(sub.successors(u), key=rank.__getitem__)
+            part[x] = part[u] if first_succ == x else n_parts  # a fork's other successors branch off
+        n_parts = max(n_parts, part[x] + 1)
+    groups: dict[int, list] = {}
+    for x in intermediate:
+        groups.setdefault(part[x], []).append(x)
+    return sorted(groups.values(), key=lambda g: rank[g[0]])

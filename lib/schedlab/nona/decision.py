@@ -53,7 +53,7 @@ from math import comb
 import networkx as nx
 import numpy as np
 
-from schedlab.nona.contraction import Subgraph, bottleneck_subgraphs
+from schedlab.nona.contraction import Subgraph, bottleneck_subgraphs, branch_partition
 
 Node = Hashable
 DEFAULT_MAX_OPTIONS = 100_000
@@ -128,7 +128,22 @@ def _index_options(n: int) -> tuple[tuple[tuple[tuple[int, ...], ...], int, int]
     return tuple((pi, k, l) for pi in _index_partitions(n) for k in range(len(pi)) for l in range(len(pi)))
 
 
-class OptionList(Sequence):
+class _Options(Sequence):
+    """A lazily built sequence of :class:`Option`: equal to any sequence of the same options."""
+
+    __slots__ = ()
+
+    def __eq__(self, other) -> bool:
+        return (
+            isinstance(other, Sequence)
+            and len(self) == len(other)
+            and all(a == b for a, b in zip(self, other))
+        )
+
+    __hash__ = None  # each subclass hashes what defines it
+
+
+class OptionList(_Options):
     """Omega_t of one subgraph, built lazily from a per-size index table.
 
     A read-only sequence of :class:`Option` (all-together first), the same elements and
@@ -172,13 +187,6 @@ class OptionList(Sequence):
                 part = cache[pi] = tuple(tuple(self._items[i] for i in p) for p in pi)
             yield Option(part, k, l)
 
-    def __eq__(self, other) -> bool:
-        return (
-            isinstance(other, Sequence)
-            and len(self) == len(other)
-            and all(a == b for a, b in zip(self, other))
-        )
-
     def __hash__(self) -> int:
         return hash((self._items, len(self._table)))
 
@@ -201,7 +209,7 @@ DEFAULT_MAX_BRANCH_OPTIONS = 2_000
 def subgraph_branches(dag: nx.DiGraph, sub: Subgraph) -> tuple[tuple[Node, ...], ...]:
     """The parallel branches of subgraph ``sub``: a partition of its intermediate tasks, trunk first.
 
-    1. Chains (:func:`schedlab.nona.tables.branch_partition`, rule ``"chains"``, the Opportunistic
+    1. Chains (:func:`schedlab.nona.contraction.branch_partition`, rule ``"chains"``, the Opportunistic
        scheme's branches): a maximal run ``u -> v`` with ``u`` having one successor and ``v`` one
        predecessor among the intermediate tasks is never cut; every successor of a fork but the
        first, and every task fed from outside the subgraph but the first, starts a branch; a join
@@ -224,7 +232,6 @@ def subgraph_branches(dag: nx.DiGraph, sub: Subgraph) -> tuple[tuple[Node, ...],
     >>> subgraph_branches(g, Subgraph("s", "t", ("f", "a", "b", "z", "j")))
     (('f', 'a', 'z', 'j'), ('b',))
     """
-    from schedlab.nona.tables import branch_partition  # tables imports the simulator: load it late
 
     inner = list(sub.intermediate)
     rank = {x: i for i, x in enumerate(inner)}
@@ -300,7 +307,7 @@ def _branch_label_rows(m: int, moved: int) -> list[tuple[int, ...]]:
     return out
 
 
-class BranchOptionList(Sequence):
+class BranchOptionList(_Options):
     """The branch space of one subgraph: options whose parts are unions of whole branches.
 
     ``branches`` (a partition of the intermediate tasks, trunk first, in first-task order, as
@@ -388,13 +395,6 @@ class BranchOptionList(Sequence):
         kl = np.array([(k, l) for K_ in self._parts for k in range(K_) for l in range(K_)], dtype=np.int64)
         lab = np.concatenate([lab, kl.reshape(-1, 2)], axis=1)
         return lab, K, np.ascontiguousarray(lab.T)
-
-    def __eq__(self, other) -> bool:
-        return (
-            isinstance(other, Sequence)
-            and len(self) == len(other)
-            and all(a == b for a, b in zip(self, other))
-        )
 
     def __hash__(self) -> int:
         return hash((self.branches, self.moved))

@@ -63,7 +63,14 @@ def stage_key(name: str) -> str:
 
 def _read_params(params_file: Path | None) -> tuple[Path, dict]:
     path = params_file or paths.PARAMS
-    doc = yaml.safe_load(path.read_text()) or {}
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as exc:
+        raise ParamsError(f"{path}: byte {exc.start}: not UTF-8 text") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        raise ParamsError(f"{path}: {where}not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
     if not isinstance(doc, dict):
         raise ParamsError(f"{path}: expected a mapping of papers to sections")
     return path, doc

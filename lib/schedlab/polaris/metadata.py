@@ -103,6 +103,28 @@ class MetadataModel:
     salt: int  # keys the invented users' recurring group ids
 
 
+_HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+
+
+def hex_ids(n: int, n_chars: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` random lowercase hex strings of ``n_chars`` characters (the trace's ID format).
+
+    >>> [len(s) for s in hex_ids(2, 24, np.random.default_rng(0))]
+    [24, 24]
+    """
+    digits = rng.integers(0, 16, size=(n, n_chars), dtype=np.uint8)
+    return _HEX[digits].view(f"S{n_chars}").ravel().astype(str)
+
+
+def draw_users(n_users: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``n_users`` synthetic user ids and their Zipf(1.1) probabilities (users of jobs without a
+    workload; a workload job takes its template row's real user)."""
+    users = hex_ids(n_users, 12, rng)
+    user_p = 1.0 / np.arange(1, n_users + 1) ** 1.1
+    user_p /= user_p.sum()
+    return users, user_p
+
+
 def _good_turing(values: np.ndarray, add_one: bool = True) -> float:
     """Probability that the next draw is a value not seen yet: values seen once over draws
     (plus one each with ``add_one``, so that a workload whose rows show one value keeps some mass).
@@ -148,8 +170,6 @@ def fit_metadata(
     ``rng`` draws the invented user ids (default: a fixed seed, so the same real rows give the
     same vocabulary); ``n_users`` is the size of the whole user vocabulary, real users included.
     """
-    from schedlab.polaris.synthetic import draw_users, hex_ids
-
     if n_users < 1:
         raise ValueError(f"n_users must be positive, got {n_users}")
     rng = np.random.default_rng(0) if rng is None else rng
@@ -218,8 +238,6 @@ def draw_metadata(
 ) -> tuple[np.ndarray, np.ndarray]:
     """User and group of each workload job (``workload`` non-empty; ``first`` its template's first
     real row): the template, any-real-user and invented-user paths of the module docstring."""
-    from schedlab.polaris.synthetic import hex_ids
-
     n = workload.size
     user, group = meta.user[first].astype(object), meta.group[first].astype(object)
     p_new = np.array([meta.p_new_user[w] for w in workload])

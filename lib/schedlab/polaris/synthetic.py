@@ -70,7 +70,9 @@ from schedlab.io import atomic_path, atomic_write_text
 from schedlab.polaris.calibration import load_calibration_rows
 from schedlab.polaris import job_model
 from schedlab.polaris.job_model import BANDWIDTH, NOISY_SENSORS, JobModel, calibrate
+from schedlab.polaris.metadata import draw_users  # noqa: F401 (public here too: the frozen v1 benchmark)
 from schedlab.polaris.metadata import (
+    hex_ids,
     N_USERS,
     MetadataModel,
     borrowed_templates,
@@ -107,17 +109,6 @@ MACHINE_SPEC = "alibaba-pai/pai_machine_spec.tar.gz"
 #: beside the archives: which user and group ids are real (any other is invented) and which
 #: workloads are invented (:func:`schedlab.polaris.metadata.provenance`)
 METADATA_PROVENANCE = "metadata_provenance.json"
-_HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
-
-
-def hex_ids(n: int, n_chars: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` random lowercase hex strings of ``n_chars`` characters (the trace's ID format).
-
-    >>> [len(s) for s in hex_ids(2, 24, np.random.default_rng(0))]
-    [24, 24]
-    """
-    digits = rng.integers(0, 16, size=(n, n_chars), dtype=np.uint8)
-    return _HEX[digits].view(f"S{n_chars}").ravel().astype(str)
 
 
 def _choice(values, p, size, rng):
@@ -166,15 +157,6 @@ def job_count(n_jobs: int | str) -> int:
     if n_jobs <= 0:
         raise ValueError(f"n_jobs must be positive, got {n_jobs}")
     return n_jobs
-
-
-def draw_users(n_users: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """``n_users`` synthetic user ids and their Zipf(1.1) probabilities (users of jobs without a
-    workload; a workload job takes its template row's real user)."""
-    users = hex_ids(n_users, 12, rng)
-    user_p = 1.0 / np.arange(1, n_users + 1) ** 1.1
-    user_p /= user_p.sum()
-    return users, user_p
 
 
 #: ``make_chunk(m, done)``: the trace tables of the next ``m`` jobs, ``done`` jobs being written
