@@ -320,6 +320,27 @@ def _identity(path: Path) -> tuple[int, int, int]:
     return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
+def notebook_stages(dvc_file: Path | None = None) -> dict[str, tuple[str, dict]]:
+    """The stages of ``dvc.yaml`` that run a notebook (``schedlab notebook run NAME``), in the
+    pipeline's order: notebook name -> (stage name, the stage's entry); empty without the file.
+
+    >>> notebook_stages()["nona/table2"][0]
+    'nona_table2'
+    """
+    import yaml
+
+    dvc_file = dvc_file or paths.ROOT / "dvc.yaml"
+    if not dvc_file.is_file():
+        return {}
+    stages = (yaml.safe_load(dvc_file.read_text()) or {}).get("stages") or {}
+    found = {}
+    for stage, spec in stages.items():
+        words = str(spec.get("cmd", "")).split()
+        if len(words) == 4 and words[:3] == ["schedlab", "notebook", "run"]:
+            found[words[3]] = (stage, spec)
+    return found
+
+
 def declared_outputs(name: str, dvc_file: Path | None = None) -> list[str]:
     """The outputs ``dvc.yaml`` declares for the stage that runs notebook ``name`` (outs,
     metrics and plots), relative to the root; empty for a notebook no stage runs.
@@ -329,17 +350,9 @@ def declared_outputs(name: str, dvc_file: Path | None = None) -> list[str]:
     >>> declared_outputs("no/such")
     []
     """
-    import yaml
-
-    dvc_file = dvc_file or paths.ROOT / "dvc.yaml"
-    if not dvc_file.is_file():
-        return []
-    stages = (yaml.safe_load(dvc_file.read_text()) or {}).get("stages") or {}
-    found: list[str] = []
-    for st in stages.values():
-        if str(st.get("cmd", "")).split() != ["schedlab", "notebook", "run", name]:
-            continue
-        for kind in ("outs", "metrics", "plots"):
-            for out in st.get(kind) or []:
-                found.append(out if isinstance(out, str) else next(iter(out)))
-    return found
+    _, spec = notebook_stages(dvc_file).get(name, ("", {}))
+    return [
+        out if isinstance(out, str) else next(iter(out))
+        for kind in ("outs", "metrics", "plots")
+        for out in spec.get(kind) or []
+    ]

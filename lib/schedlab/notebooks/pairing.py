@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import yaml
-
 from schedlab import paths
+from schedlab.notebooks.outputs import notebook_stages
 from schedlab.notebooks.runner import notebook_path
 
 
@@ -146,14 +145,8 @@ def catalogue(dvc_file: Path | None = None) -> list[dict[str, str]]:
     """
     import nbformat
 
-    dvc_file = dvc_file or paths.ROOT / "dvc.yaml"
-    stages = yaml.safe_load(dvc_file.read_text())["stages"]
     rows = []
-    for stage, spec in stages.items():
-        words = str(spec.get("cmd", "")).split()
-        if words[:3] != ["schedlab", "notebook", "run"]:
-            continue
-        name = words[-1]
+    for name, (stage, _) in notebook_stages(dvc_file).items():
         nb = nbformat.read(notebook_path(name), as_version=4)
         heading = next(
             (
