@@ -77,9 +77,10 @@ lab: $(VENV)/.installed-lab  ## JupyterLab on the repository, open at notebooks/
 lab-trace: $(VENV)/.installed-test,trace,lab  ## JupyterLab with torch (to run nona/decima_train)
 	$(MAKE) --no-print-directory lab-open
 
+# through `schedlab pinned`: the kernels compute under the CPU pins the pipeline runs with (same bits)
 lab-open:
 	JUPYTER_CONFIG_PATH="$(CURDIR)/.jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
-		$(BIN)/jupyter lab --notebook-dir=. --LabApp.default_url=/lab/tree/notebooks/start_here.ipynb \
+		$(BIN)/schedlab pinned -- $(BIN)/jupyter lab --notebook-dir=. --LabApp.default_url=/lab/tree/notebooks/start_here.ipynb \
 		$(LAB_ARGS) $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 bench: $(VENV)/.installed-test,trace  ## speed figures (benchmarks/bench_*.py)

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import functools
+import os
 
 import pytest
 
-from schedlab import data
+from schedlab import cpu, data
 from schedlab.nona import profiles
 from schedlab.nona.graphs import read_graph
 
 PIPEDREAM_MODELS = ("alexnet", "densenet121", "vgg16", "resnet18")
+
+
+def pytest_sessionstart(session):
+    """The tests compute under the pipeline's CPU pins, or a comparison with a pipeline output
+    would see other last bits: NumPy must load after schedlab (this file imports schedlab first)."""
+    state = cpu.status()
+    if not state["pinned"] and os.environ.get("SCHEDLAB_CPU_DISPATCH") != "auto":
+        pytest.exit(
+            f"NumPy runs unpinned in the test process ({state}): it was loaded before schedlab", returncode=3
+        )
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -348,3 +349,5 @@ def test_make_lab_loads_the_config():
     ).stdout
     assert f"JUPYTER_CONFIG_PATH={LAB_CONFIG}:/elsewhere\n" in shown
     assert (LAB_CONFIG / "jupyter_server_config.py").is_file()
+    # and Lab runs under the pipeline's CPU pins (its kernels compute the pipeline's bits)
+    assert re.search(r"schedlab pinned -- \S*jupyter lab ", dry_run), dry_run

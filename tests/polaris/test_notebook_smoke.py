@@ -40,6 +40,11 @@ def test_pipeline_notebook_tiny(tmp_path):
         s["realism_auc_max"]
         == pd.read_csv(tmp_path / "results/polaris/pipeline_realism.csv").query("workload != 'all'").auc.max()
     )
+    realism_csv = pd.read_csv(tmp_path / "results/polaris/pipeline_realism.csv").query("workload != 'all'")
+    assert s["realism_auc_cat_max"] == realism_csv.auc_cat.max()
+    assert s["realism_coverage_min"] == realism_csv.coverage.min() and 0 <= s["realism_coverage_min"] <= 1
+    # the authors' encoder is fitted on the whole sample, ours on the training split of its clustered rows
+    assert s["one_hot_columns"] >= s["one_hot_columns_train"] > 0
     top = pd.read_csv(tmp_path / "results/polaris/pipeline_shap_top20.csv", index_col=0).index.tolist()
     shap_named = s["shap_paper_features"]
     assert shap_named["task_name_ps"] == (top.index("task_name_ps") + 1 if "task_name_ps" in top else None)

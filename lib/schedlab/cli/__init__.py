@@ -1,7 +1,7 @@
 """The ``schedlab`` command line.
 
 Subcommands: ``fetch`` (raw inputs), ``notebook run`` (a pipeline stage), ``compare``
-(paper vs ours), ``scorecard`` (every paper's comparison on one page), ``timings`` (how long each stage took here), and one group per paper, each in its own module of this package
+(paper vs ours), ``scorecard`` (every paper's comparison on one page), ``timings`` (how long each stage took here), ``pinned`` (a command under the pipeline's CPU pins), and one group per paper, each in its own module of this package
 (``nona``, ``pcs``, ``polaris``). Heavy imports stay inside the commands so
 ``schedlab --help`` is instant.
 """
@@ -275,6 +275,28 @@ def reproduce(profile_name: str, dry: bool) -> None:
     except (notebooks.ParamsError, subprocess.CalledProcessError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"profile {profile_name}: {dest} (results/scorecard.html, figures/ there)")
+
+
+@main.command(context_settings={"ignore_unknown_options": True})
+@click.option(
+    "--status", "show_status", is_flag=True, help="Print whether this process runs pinned, and exit."
+)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def pinned(show_status: bool, command: tuple[str, ...]) -> None:
+    """Run COMMAND under the CPU pins the pipeline runs with (schedlab.cpu): e.g.
+    `schedlab pinned -- jupyter lab`, whose kernels then compute the pipeline's bits."""
+    from schedlab import cpu
+
+    if show_status:
+        for key, value in {**cpu.PINS, **cpu.status()}.items():
+            click.echo(f"{key}: {value}")
+        return
+    if not command:
+        raise click.UsageError("name a command to run, e.g. schedlab pinned -- jupyter lab")
+    try:
+        cpu.exec_pinned(list(command))
+    except FileNotFoundError:
+        raise click.ClickException(f"no such command: {command[0]}") from None
 
 
 # after ``main`` exists; module names stay bound to the modules (schedlab.cli.nona is the module)

@@ -326,6 +326,29 @@ def mixed_template_moments(meta: MetadataModel, model: JobModel, w: str) -> tupl
     return (1 - b) * rows_own + b * rows_b, (1 - b) * own.pair_share + b * pair_b
 
 
+def template_mix(meta: MetadataModel, model: JobModel, w: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The templates a ``w`` job draws and their probabilities, borrowing included
+    (``(first, second, p)`` over template rows, as :func:`mixed_template_moments` weighs them).
+
+    ``p`` sums to one: an own template has ``(1 - borrow) / n_own``, a pooled one ``borrow x``
+    its task name's probability over its pool's size."""
+    pooled, own = model.templates[""], model.templates[w]
+    b = 1.0 if own is pooled else meta.borrow[w]
+    firsts, seconds, ps = [], [], []
+    if b < 1.0:
+        firsts.append(own.first)
+        seconds.append(own.second)
+        ps.append(np.full(own.first.size, (1.0 - b) / own.first.size))
+    names, q = meta.task_p[w]
+    for name, qq in zip(names, q):
+        if qq > 0 and b > 0:
+            k = _borrow_pool(meta, model, w, name)
+            firsts.append(pooled.first[k])
+            seconds.append(pooled.second[k])
+            ps.append(np.full(k.size, b * qq / k.size))
+    return np.concatenate(firsts), np.concatenate(seconds), np.concatenate(ps)
+
+
 def can_produce(meta: MetadataModel, model: JobModel, rows: pd.DataFrame, *, gpu: bool = False) -> pd.Series:
     """Per row of ``rows`` (columns ``workload, task_name, user, group``, and ``gpu_type`` with
     ``gpu``): does the model give its discrete combination positive probability? Read off the

@@ -36,6 +36,12 @@ The generator (version ``v2``; each choice is an assumption, stated here once):
   task-name mix of the authors' join. Jobs without a workload
   (pooled templates, weight ``instances^-a``) keep the real totals: 69.4 % terminated, 1.195 tasks
   and about 7.2 instances per job (the last estimated from the instance CSV's size).
+* **Job sizes** (:mod:`schedlab.polaris.synthetic_size`): a workload job's tasks get
+  ``round(inst_num x K)`` workers (instance and sensor rows), ``K >= 1`` from a Pareto tail whose
+  shape is fitted per workload so that the mean join rows per terminated job equal Table I's rows
+  over the real group-tag jobs x the terminated share (bert, graphlearn, inception, rl; the
+  others' templates already have enough rows), clipped at the planted top job's rows. The strata
+  above are sized with these rows. Not with planted profiles (their traces stay as before).
 * **Planted job.** The paper's most recurrent job name is an ``rl`` job of a fixed share of the rl
   stratum; **planted profiles** (``planted="authors"``, off by default): the authors' 26 profiles
   with a ground-truth label per task beside the archives; a planted profile's jobs get
@@ -80,7 +86,10 @@ from schedlab.polaris.metadata import (
     fit_metadata,
     mixed_template_moments,
     provenance,
+    template_mix,
 )
+from schedlab.polaris import synthetic_size
+from schedlab.polaris.synthetic_size import JobSize
 from schedlab.polaris.planted import (
     PAPER_TOP_JOB_NAME,
     PLANTED_KEY,
@@ -252,11 +261,7 @@ def synthesize(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     machines = _load_machines()
-    plant = planted_top_job_instances(n_jobs)
-    if planted is not None:
-        model = plant_profiles(model, planted, rng, top_job=plant, spread=planted_spread)
-    meta = fit_metadata(model, rng, n_users)
-    model = resize_strata(model, meta)
+    model, meta, size, plant = setup(n_jobs, model, rng, n_users, planted, planted_spread)
     users, user_p = meta.invented_users, meta.invented_p  # jobs without a workload
 
     def make_chunk(m: int, done: int) -> dict[str, pd.DataFrame]:
@@ -271,6 +276,7 @@ def synthesize(
             meta=meta,
             sensor_jitter=sensor_jitter,
             plant_top_job=plant if done == 0 else 0,
+            size=size,
         )
 
     counts, label_parts = write_archives(
@@ -284,20 +290,61 @@ def synthesize(
     return counts
 
 
-def resize_strata(model: JobModel, meta: MetadataModel) -> JobModel:
+def setup(
+    n_jobs: int,
+    model: JobModel,
+    rng: np.random.Generator,
+    n_users: int = N_USERS,
+    planted: str | None = None,
+    planted_spread: float = PLANTED_SPREAD,
+) -> tuple[JobModel, MetadataModel, JobSize | None, int]:
+    """What :func:`synthesize` draws a trace of ``n_jobs`` jobs from, in its order of draws: the
+    model (planted profiles in it with ``planted``), the metadata model, the job sizes
+    (:func:`job_size`; None with planted profiles, whose jobs keep one worker per instance) and
+    the planted top job's instances."""
+    plant = planted_top_job_instances(n_jobs)
+    if planted is not None:
+        model = plant_profiles(model, planted, rng, top_job=plant, spread=planted_spread)
+    meta = fit_metadata(model, rng, n_users)
+    size = job_size(model, meta, n_jobs)
+    return resize_strata(model, meta, size), meta, size, plant
+
+
+def job_size(model: JobModel, meta: MetadataModel, n_jobs: int) -> JobSize | None:
+    """The workers-per-instance model of a trace of ``n_jobs`` jobs
+    (:func:`schedlab.polaris.synthetic_size.fit_job_size`, largest job the planted top job's
+    size at this scale); None with planted profiles (their strata are not resized either)."""
+    if model.planted is not None:
+        return None
+    mixes = {w: template_mix(meta, model, w) for w in WORKLOADS}
+    return synthetic_size.fit_job_size(model, mixes, max(planted_top_job_instances(n_jobs), 1))
+
+
+def resize_strata(model: JobModel, meta: MetadataModel, size: JobSize | None = None) -> JobModel:
     """``model`` with job and terminated shares sized for the templates its workload jobs draw
-    with borrowing (:func:`schedlab.polaris.metadata.mixed_template_moments`), so the faithful
-    join's strata stay proportional to Table I; unchanged with planted profiles (their jobs do not
-    borrow). A copy: the calibrated model is shared."""
+    with borrowing (:func:`schedlab.polaris.metadata.mixed_template_moments`) and, with ``size``,
+    their extra workers (:mod:`schedlab.polaris.synthetic_size`), so the faithful join's strata
+    stay proportional to Table I; unchanged with planted profiles (their jobs do not borrow). A
+    copy: the calibrated model is shared."""
     if model.planted is not None:
         return model
     moments = {w: mixed_template_moments(meta, model, w) for w in WORKLOADS}
+    if size is not None:
+        moments = {w: (_sized_rows(model, meta, size, w), m[1]) for w, m in moments.items()}
     job_share, term, pair_none, none_share = job_model.strata_shares(
         {w: m[0] for w, m in moments.items()}, {w: m[1] for w, m in moments.items()}
     )
     out = dataclasses.replace(model, job_share=job_share, terminated_share=term, pair_share_none=pair_none)
     out.none_weights = job_model._none_weights(out, none_share)
     return out
+
+
+def _sized_rows(model: JobModel, meta: MetadataModel, size: JobSize, w: str) -> float:
+    """Expected join rows of a terminated ``w`` job with its extra workers."""
+    first, second, p = template_mix(meta, model, w)
+    rows = synthetic_size.template_rows(model, first, second)
+    caps = synthetic_size.job_caps(model, first, second, size.max_workers)
+    return synthetic_size.mean_rows(size.shape[w], rows, p, caps)
 
 
 def _job_model(calibration: JobModel) -> JobModel:
@@ -334,7 +381,8 @@ def generate_tables(
             raise ValueError(f"unknown planted structure {planted!r}; known: {PLANTED_SPECS}")
         model = plant_profiles(model, planted, rng, spread=planted_spread)
     meta = fit_metadata(model, rng, n_users) if metadata is None else metadata
-    model = resize_strata(model, meta)
+    size = job_size(model, meta, n_jobs)
+    model = resize_strata(model, meta, size)
     users, user_p = meta.invented_users, meta.invented_p  # jobs without a workload
     return _generate_chunk_v2(
         n_jobs,
@@ -346,6 +394,7 @@ def generate_tables(
         meta=meta,
         workload=workload,
         sensor_jitter=sensor_jitter,
+        size=size,
     )
 
 
@@ -425,9 +474,12 @@ def _generate_chunk_v2(
     workload: np.ndarray | None = None,
     sensor_jitter: float,
     plant_top_job: int = 0,
+    size: JobSize | None = None,
 ) -> dict[str, pd.DataFrame]:
     """One chunk of jobs of version ``v2``; ``workload`` forces the jobs' workloads (realism
-    checks), ``plant_top_job > 0`` makes the first job the paper's top job with that many instances."""
+    checks), ``plant_top_job > 0`` makes the first job the paper's top job with that many instances,
+    ``size`` gives a workload job's tasks ``round(inst_num x K)`` workers each
+    (:mod:`schedlab.polaris.synthetic_size`; None: ``inst_num``, and no draw)."""
     if workload is None:
         names = ["", *WORKLOADS]
         p = np.array([1.0 - sum(model.job_share.values()), *(model.job_share[w] for w in WORKLOADS)])
@@ -485,7 +537,11 @@ def _generate_chunk_v2(
     # any instance of its job (the join is on the job id), so a job's instances all derive from one
     # of its template rows (drawn uniformly per job: each template row keeps its share of the
     # join's sensor values) times a job-level and a smaller instance-level log-normal factor
-    n_inst = np.where(t_status == "Waiting", 0, inst_num)
+    n_inst = np.where(
+        t_status == "Waiting", 0, _workers(inst_num, t_job, workload, first, second, model, size, rng)
+    )
+    if plant_top_job:
+        n_inst[t_job == 0] = np.where(t_status[t_job == 0] == "Waiting", 0, inst_num[t_job == 0])
     i_task = np.repeat(np.arange(t_job.size), n_inst)
     i_job = t_job[i_task]
     sensor_row = np.where((second >= 0) & (rng.random(n_jobs) < 0.5), second, first)[i_job]
@@ -589,6 +645,25 @@ def _generate_chunk_v2(
             {"job_name": job_name[t_job][keep], "task_name": t_name[keep], "planted": t_label[keep]}
         )
     return tables
+
+
+def _workers(
+    inst_num: np.ndarray,
+    t_job: np.ndarray,
+    workload: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    model: JobModel,
+    size: JobSize | None,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Workers (instance and sensor rows) per task: ``inst_num``, or with ``size`` ``round(inst_num
+    x K)`` with one factor ``K`` per job (:func:`schedlab.polaris.synthetic_size.draw_factor`)."""
+    if size is None:
+        return inst_num
+    caps = synthetic_size.job_caps(model, first, second, size.max_workers)
+    k = synthetic_size.draw_factor(size, workload, caps, rng)
+    return np.maximum(np.round(inst_num * k[t_job]), 1).astype(np.int64)
 
 
 def _machines_for(gpu_type: np.ndarray, machines: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
