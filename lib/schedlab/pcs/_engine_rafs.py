@@ -147,21 +147,32 @@ def _gpu_gain(p: int, d: int) -> float:
 
 @njit(cache=True)
 def _top_priority(mt: np.ndarray, n: int, rem: np.ndarray, dem: np.ndarray, cur: np.ndarray) -> int:
-    """The winner for the next GPU (``RandomisedAFS._top_priority``, same draws)."""
+    """The winner for the next GPU (``RandomisedAFS._top_priority``, same draws).
+
+    The winner's side of each pairwise comparison (GPUs, remaining work, time per GPU and
+    gain of one more GPU) only changes when the winner does: it is computed once per
+    winner, not once per challenger; the same operations on the same values, so the same
+    winner.
+    """
     a = legacy_choice(mt, n)
     while dem[a] == 0:
         a = legacy_choice(mt, n)
+    c_a, r_a = cur[a], rem[a]
+    t_a = r_a / c_a if c_a != 0 else np.inf
+    g_a = _gpu_gain(c_a, dem[a])
     for b in range(n):
         if b == a or dem[b] == 0:
             continue
-        if cur[a] == 0 and cur[b] == 0:
-            if not rem[a] < rem[b]:
-                a = b
+        c_b, r_b = cur[b], rem[b]
+        if c_a == 0 and c_b == 0:
+            if not r_a < r_b:
+                a, r_a, g_a = b, r_b, _gpu_gain(c_b, dem[b])
             continue
-        t_a = rem[a] / cur[a] if cur[a] != 0 else np.inf
-        t_b = rem[b] / cur[b] if cur[b] != 0 else np.inf
-        if t_a >= t_b and not _gpu_gain(cur[a], dem[a]) > _gpu_gain(cur[b], dem[b]):
-            a = b
+        t_b = r_b / c_b if c_b != 0 else np.inf
+        if t_a >= t_b:
+            g_b = _gpu_gain(c_b, dem[b])
+            if not g_a > g_b:
+                a, c_a, r_a, t_a, g_a = b, c_b, r_b, t_b, g_b
     return a
 
 
