@@ -67,6 +67,7 @@ import pandas as pd
 import matplotlib.pyplot as plt
 
 from schedlab import io, paths, stagetimes
+from schedlab.cachekey import compute_fingerprint
 from schedlab.nona import experiments
 from schedlab.nona.decima import train as T
 
@@ -74,11 +75,12 @@ out = Outputs(output_root, "nona/decima_train")
 cfg = T.TrainConfig(**train)
 paper_hours = experiments.paper_decima_training_hours()  # Table III, from reference/nona.yaml
 # checkpoints live outside the DVC outs (git-ignored data/cache of the output root: a run into a scratch
-# root leaves the repository alone), under a hash of the config and of the code that defines a run, so an
-# interrupted run resumes and a changed one starts afresh
-code = b"".join((paths.ROOT / "lib/schedlab/nona/decima" / f).read_bytes()
-                for f in ("train.py", "scheduler.py", "engine.py", "_kernels.py", "policy.py", "features.py"))
-tag = hashlib.sha256(json.dumps(cfg.__dict__, sort_keys=True).encode() + code).hexdigest()[:16]
+# root leaves the repository alone), under a hash of the config, of the code that defines a run and of how
+# it computes (package versions, CPU pins: schedlab.cachekey), so an interrupted run resumes and a changed
+# one starts afresh
+how = compute_fingerprint(*(paths.ROOT / "lib/schedlab/nona/decima" / f
+                            for f in ("train.py", "scheduler.py", "engine.py", "_kernels.py", "policy.py", "features.py")))
+tag = hashlib.sha256(json.dumps(cfg.__dict__, sort_keys=True).encode() + how.encode()).hexdigest()[:16]
 ckpt_dir = out.root / "data" / "cache" / "nona" / "decima_train" / tag
 print(cfg)
 print("checkpoints:", ckpt_dir)

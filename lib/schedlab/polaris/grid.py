@@ -60,6 +60,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from schedlab.cachekey import compute_fingerprint
 from schedlab.io import atomic_path, atomic_write_text
 from schedlab import parallel
 from schedlab.parallel import Executor
@@ -192,10 +193,19 @@ def evaluate(
     return row
 
 
+#: the code that computes a configuration's row and labels (its cache entries name it)
+COMPUTE_SOURCES = tuple(
+    Path(__file__).parent / f"{m}.py" for m in ("grid", "scoring", "_silhouette", "schema")
+)
+
+
 def _cache_key(
     cfg: Config, fp: str, seed: int, silhouette_sample: int | None, optics_subsample: int | None
 ) -> str:
-    return cfg.key(f"{fp}|sil={silhouette_sample}|opt={optics_subsample}|seed={seed}")
+    # how the numbers are computed (code, package versions, CPU pins) is part of the key: an entry
+    # another version computed must not stand in for today's (a fresh clone would get other bytes)
+    how = compute_fingerprint(*COMPUTE_SOURCES)
+    return cfg.key(f"{fp}|sil={silhouette_sample}|opt={optics_subsample}|seed={seed}|code={how}")
 
 
 def compute_one(

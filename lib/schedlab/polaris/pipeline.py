@@ -14,7 +14,6 @@ Examples
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import sys
 import time
@@ -25,6 +24,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
+from schedlab.cachekey import compute_fingerprint
 from schedlab.io import atomic_write_text
 from schedlab.polaris import classifier, duration, grid, ingest, sampling, synthetic
 from schedlab.polaris import planted as planted_mod  # `planted` is also a parameter name here
@@ -112,17 +112,17 @@ GENERATOR_MODULES = ("synthetic", "synthetic_size", "metadata", "planted")
 
 
 def generator_fingerprint() -> str:
-    """SHA-256 of the stand-in generator's source (:data:`GENERATOR_MODULES`): a synthetic work
+    """SHA-256 of the stand-in generator's source (:data:`GENERATOR_MODULES`) and of how it
+    computes (:func:`schedlab.cachekey.compute_fingerprint`): a synthetic work
     folder's trace, and everything derived from it there (Parquet, join, grid runs), is only
     reused while this is unchanged.
 
     >>> len(generator_fingerprint())
     64
     """
-    h = hashlib.sha256()
-    for name in GENERATOR_MODULES:
-        h.update((Path(__file__).parent / f"{name}.py").read_bytes())
-    return h.hexdigest()
+    # with the package versions and CPU pins it ran under (schedlab.cachekey): a trace another
+    # numeric setup drew is not reused either
+    return compute_fingerprint(*(Path(__file__).parent / f"{name}.py" for name in GENERATOR_MODULES))
 
 
 def _drop_if_other_generator(work: Path) -> None:

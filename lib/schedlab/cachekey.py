@@ -1,0 +1,61 @@
+"""What a cached result depends on besides its inputs: the code that computed it and how it computed.
+
+A cache (PolarisProfiler's grid runs, its stand-in's work folder, Decima's training checkpoints)
+is keyed by its inputs and settings. Reusing an entry computed by other code, other package
+versions or other CPU kernels (:mod:`schedlab.cpu`) would put that run's bits into today's
+outputs: a pipeline output would then depend on what a checkout's git-ignored ``data/cache`` held,
+and a fresh clone would write other bytes. :func:`compute_fingerprint` is the part of every cache
+key that says how the numbers were computed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+from importlib import metadata
+from pathlib import Path
+
+from schedlab import cpu
+
+#: the packages whose versions can change a cached number's bits
+NUMERIC_PACKAGES = (
+    "numpy",
+    "scipy",
+    "scikit-learn",
+    "hdbscan",
+    "numba",
+    "torch",
+    "xgboost",
+    "pymoo",
+    "pandas",
+)
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "-"
+
+
+def compute_fingerprint(*sources: str | Path) -> str:
+    """SHA-256 (hex) of how this process computes: the CPU pins in effect (the variables of
+    :data:`schedlab.cpu.PINS` and NumPy's dispatch left), the architecture, the versions of
+    :data:`NUMERIC_PACKAGES`, and the bytes of ``sources`` (the code that computes the cached
+    result: files, or folders whose ``*.py`` are read in name order).
+
+    >>> a = compute_fingerprint()
+    >>> len(a), a == compute_fingerprint()
+    (64, True)
+    """
+    h = hashlib.sha256()
+    pins = {k: os.environ.get(k, "") for k in sorted(cpu.PINS)}
+    h.update(repr((pins, cpu.numpy_dispatch_left(), platform.machine())).encode())
+    h.update(repr([(p, _version(p)) for p in NUMERIC_PACKAGES]).encode())
+    for source in sources:
+        path = Path(source)
+        files = sorted(path.glob("*.py")) if path.is_dir() else [path]
+        for f in files:
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
