@@ -50,7 +50,8 @@ def compute_fingerprint(*sources: str | Path) -> str:
     (64, True)
     """
     h = hashlib.sha256()
-    pins = {k: os.environ.get(k, "") for k in sorted(cpu.PINS)}
+    # each variable as a set of words: the same pins set in another order are the same pins
+    pins = {k: sorted(set(os.environ.get(k, "").split())) for k in sorted(cpu.PINS)}
     h.update(repr((pins, cpu.numpy_dispatch_left(), platform.machine())).encode())
     h.update(repr([(p, _version(p)) for p in NUMERIC_PACKAGES]).encode())
     for source in sources:

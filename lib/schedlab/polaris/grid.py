@@ -16,10 +16,11 @@ address or a ``Client``), or any executor the caller passes::
 
 (CLI: ``schedlab polaris grid ... --workers 2`` or ``--scheduler tcp://host:8786``.)
 
-Each finished configuration is cached by the calling process as ``<cache_dir>/<key>.json``
-(metrics) plus ``<key>.npy`` (labels), written atomically as soon as it arrives; ``key`` hashes
-the configuration and the data, so an interrupted grid resumes where it stopped and a changed
-input recomputes. Workers never touch the cache (no shared file system needed).
+Each finished configuration is cached by the calling process as ``<cache_dir>/<key>.<how>.json``
+(metrics) plus ``.npy`` (labels), written atomically as soon as it arrives; ``key`` hashes
+the configuration and the data (it also seeds the run's randomness), ``how`` the code, package
+versions and CPU pins that computed it, so an interrupted grid resumes where it stopped and a changed
+input, or another way of computing, recomputes. Workers never touch the cache (no shared file system needed).
 
 Per-run metrics follow the authors' tables: ``n_outliers``, ``n_clusters`` (max label + 1),
 ``mean_cluster_size``, ``avg_silhouette`` (see :func:`schedlab.polaris.scoring.silhouette`; same
@@ -202,10 +203,16 @@ COMPUTE_SOURCES = tuple(
 def _cache_key(
     cfg: Config, fp: str, seed: int, silhouette_sample: int | None, optics_subsample: int | None
 ) -> str:
-    # how the numbers are computed (code, package versions, CPU pins) is part of the key: an entry
-    # another version computed must not stand in for today's (a fresh clone would get other bytes)
-    how = compute_fingerprint(*COMPUTE_SOURCES)
-    return cfg.key(f"{fp}|sil={silhouette_sample}|opt={optics_subsample}|seed={seed}|code={how}")
+    # the run's identity: it names the run in the outputs and seeds its randomness, so it holds only
+    # what the run is (configuration, data, settings), never how this checkout computes it
+    return cfg.key(f"{fp}|sil={silhouette_sample}|opt={optics_subsample}|seed={seed}")
+
+
+def _entry(cache_dir: Path, key: str, suffix: str) -> Path:
+    """A run's cache file: its key and how the numbers were computed (code, package versions, CPU
+    pins: :func:`schedlab.cachekey.compute_fingerprint`), so an entry another version computed does
+    not stand in for today's (a fresh clone would write other bytes)."""
+    return cache_dir / f"{key}.{compute_fingerprint(*COMPUTE_SOURCES)[:16]}{suffix}"
 
 
 def compute_one(
@@ -362,14 +369,14 @@ def share_groups(
 
 def _write_cache(cache_dir: Path, row: dict, labels: np.ndarray) -> None:
     # labels first, metrics last: a run counts as cached only once its .json exists
-    with atomic_path(cache_dir / f"{row['key']}.npy") as tmp:
+    with atomic_path(_entry(cache_dir, row["key"], ".npy")) as tmp:
         with open(tmp, "wb") as fh:
             np.save(fh, labels)
-    atomic_write_text(cache_dir / f"{row['key']}.json", json.dumps(row, indent=1, default=float))
+    atomic_write_text(_entry(cache_dir, row["key"], ".json"), json.dumps(row, indent=1, default=float))
 
 
 def _read_cache(cache_dir: Path, key: str) -> dict | None:
-    jpath, lpath = cache_dir / f"{key}.json", cache_dir / f"{key}.npy"
+    jpath, lpath = _entry(cache_dir, key, ".json"), _entry(cache_dir, key, ".npy")
     if jpath.is_file() and lpath.is_file():
         return json.loads(jpath.read_text())
     return None
@@ -400,7 +407,7 @@ def run_one(
 
 def load_labels(cache_dir: str | Path, key: str) -> tuple[np.ndarray, np.ndarray]:
     """Row indices and labels of a cached run."""
-    arr = np.load(Path(cache_dir) / f"{key}.npy")
+    arr = np.load(_entry(Path(cache_dir), key, ".npy"))
     return arr[:, 0], arr[:, 1]
 
 
