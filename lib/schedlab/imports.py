@@ -7,9 +7,9 @@ imported or executed); ``tests/test_stage_deps.py`` fails when ``dvc.yaml`` miss
 
 Examples
 --------
->>> files = module_files("schedlab.notebooks")  # it imports paths, progress and stagetimes, and io lazily
+>>> files = module_files("schedlab.notebooks")  # paths, progress, stagetimes; io lazily; cpu (schedlab's own)
 >>> sorted(f.relative_to(paths.ROOT).as_posix() for f in files)  # doctest: +NORMALIZE_WHITESPACE
-['lib/schedlab/__init__.py', 'lib/schedlab/io.py', 'lib/schedlab/notebooks/__init__.py',
+['lib/schedlab/__init__.py', 'lib/schedlab/cpu.py', 'lib/schedlab/io.py', 'lib/schedlab/notebooks/__init__.py',
  'lib/schedlab/notebooks/outputs.py', 'lib/schedlab/notebooks/pairing.py', 'lib/schedlab/notebooks/params.py',
  'lib/schedlab/notebooks/runner.py', 'lib/schedlab/notebooks/watchdog.py', 'lib/schedlab/paths.py',
  'lib/schedlab/progress.py', 'lib/schedlab/provenance.py', 'lib/schedlab/stagetimes.py']
