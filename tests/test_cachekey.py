@@ -23,7 +23,7 @@ def test_the_fingerprint_follows_the_pins_and_the_code(tmp_path, monkeypatch):
         assert cachekey.compute_fingerprint(src) != base, name  # other kernels
         monkeypatch.undo()
     assert cachekey.compute_fingerprint(src) == base
-    monkeypatch.setattr(cachekey, "_version", lambda name: "0.0" if name == "numpy" else "-")
+    monkeypatch.setattr(cachekey, "_versions", lambda: (("numpy", "0.0"),))
     assert cachekey.compute_fingerprint(src) != base  # other package versions
 
 

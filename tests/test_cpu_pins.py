@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from schedlab import BLAS_CORETYPE, cpu, paths
+from schedlab import cpu, paths
+from schedlab.cpu import BLAS_CORETYPE
 
 pytestmark = pytest.mark.skipif(
     platform.machine().lower() not in ("x86_64", "amd64"),
@@ -77,10 +78,6 @@ def _has(flag: str) -> bool:
         return False
 
 
-def _has_avx2() -> bool:
-    return _has("avx2")
-
-
 def _env(settings: dict[str, str], *, pinned: bool) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in CALLER_VARIABLES}
     env.update(settings)
@@ -106,16 +103,10 @@ def _run_probe(code: str, settings: dict[str, str], *, pinned: bool) -> str:
 
 
 def _probe(coretype: str | None, *, pinned: bool) -> tuple[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "SCHEDLAB_BLAS_CORETYPE")}
-    if coretype:
-        env["OPENBLAS_CORETYPE"] = coretype
-    if not pinned:
-        env["SCHEDLAB_BLAS_CORETYPE"] = "auto"
-    code = PROBE.format(first="import schedlab")  # schedlab first: the pin acts before NumPy loads
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=paths.ROOT
-    )
-    digest, arch = out.stdout.split(maxsplit=1)
+    """The BLAS probe's digest and OpenBLAS's kernel family, the caller asking for ``coretype``."""
+    digest, arch = _run_probe(
+        PROBE, {"OPENBLAS_CORETYPE": coretype} if coretype else {}, pinned=pinned
+    ).split(maxsplit=1)
     return digest, arch.strip()
 
 
@@ -137,12 +128,12 @@ def test_the_pin_sets_the_kernel_family_whatever_the_caller_chose():
 
 
 def test_same_bytes_under_every_kernel_family_with_the_pin():
-    outers = [None, "Sandybridge"] + (["Haswell"] if _has_avx2() else [])
+    outers = [None, "Sandybridge"] + (["Haswell"] if _has("avx2") else [])
     digests = {outer: _probe(outer, pinned=True)[0] for outer in outers}
     assert len(set(digests.values())) == 1, digests
 
 
-@pytest.mark.skipif(not _has_avx2(), reason="the control needs two kernel families this CPU runs")
+@pytest.mark.skipif(not _has("avx2"), reason="the control needs two kernel families this CPU runs")
 def test_control_without_the_pin_the_bytes_depend_on_the_kernels():
     # what the pin prevents: the same work under two kernel families gives other bits
     assert _probe("Prescott", pinned=False)[0] != _probe("Haswell", pinned=False)[0]
@@ -211,7 +202,7 @@ def test_pytorch_trains_to_the_same_bits_on_every_kernel_level_with_the_pins():
     assert len(set(digests)) == 1, digests
 
 
-@pytest.mark.skipif(not _has_avx2(), reason="the control needs two ATen kernel levels this CPU runs")
+@pytest.mark.skipif(not _has("avx2"), reason="the control needs two ATen kernel levels this CPU runs")
 def test_control_without_the_pins_pytorch_depends_on_the_kernel_level():
     pytest.importorskip("torch")
     assert _run_probe(TORCH_PROBE, {"ATEN_CPU_CAPABILITY": "avx2"}, pinned=False) != _run_probe(
@@ -262,7 +253,7 @@ def _run_stage(name: str, root: Path, settings: dict[str, str], *, pinned: bool 
     }
 
 
-@pytest.mark.skipif(not _has_avx2(), reason="needs a second kernel family this CPU runs")
+@pytest.mark.skipif(not _has("avx2"), reason="needs a second kernel family this CPU runs")
 def test_a_stage_writes_the_same_bytes_when_the_caller_asks_for_other_kernels(tmp_path):
     """``schedlab notebook run`` (as dvc calls it) under the caller's Haswell kernels and under
     OpenBLAS's own choice: the stage's outputs are the same bytes (the kernel inherits the pin)."""

@@ -12,18 +12,6 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from schedlab.cpu import BLAS_CORETYPE as BLAS_CORETYPE
 from schedlab.cpu import pin_cpu_dispatch
-
-
-def pin_blas(environ: dict | None = None) -> str | None:
-    """The OpenBLAS family :func:`schedlab.cpu.pin_cpu_dispatch` sets in ``environ`` (with the
-    other pins), or None when it leaves BLAS alone.
-
-    >>> pin_blas({"SCHEDLAB_BLAS_CORETYPE": "auto"}) is None
-    True
-    """
-    return pin_cpu_dispatch(environ).get("OPENBLAS_CORETYPE")
-
 
 pin_cpu_dispatch()

@@ -10,6 +10,7 @@ key that says how the numbers were computed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import platform
@@ -39,6 +40,13 @@ def _version(name: str) -> str:
         return "-"
 
 
+@functools.cache
+def _versions() -> tuple[tuple[str, str], ...]:
+    # read once per process (installed versions do not change under it): most of a fingerprint's cost,
+    # and a grid names its cache files with one for every entry it reads or writes
+    return tuple((p, _version(p)) for p in NUMERIC_PACKAGES)
+
+
 def compute_fingerprint(*sources: str | Path) -> str:
     """SHA-256 (hex) of how this process computes: the CPU pins in effect (the variables of
     :data:`schedlab.cpu.PINS` and NumPy's dispatch left), the architecture, the versions of
@@ -53,7 +61,7 @@ def compute_fingerprint(*sources: str | Path) -> str:
     # each variable as a set of words: the same pins set in another order are the same pins
     pins = {k: sorted(set(os.environ.get(k, "").split())) for k in sorted(cpu.PINS)}
     h.update(repr((pins, cpu.numpy_dispatch_left(), platform.machine())).encode())
-    h.update(repr([(p, _version(p)) for p in NUMERIC_PACKAGES]).encode())
+    h.update(repr(list(_versions())).encode())
     for source in sources:
         path = Path(source)
         files = sorted(path.glob("*.py")) if path.is_dir() else [path]
