@@ -295,7 +295,7 @@ how = "`shap.TreeExplainer`" if shap_method == "shap" else "XGBoost's TreeSHAP o
 print(f"SHAP rows: {len(shap_val)} of {len(val)} validation rows, method {shap_method}, {timings['shap_s']:.1f} s")
 display(Markdown(f"SHAP ({how}) explains **{len(shap_val):,} of the {len(val):,} validation rows** ({why})."))
 with pipeline.timed(timings, "shap_check_s"):
-    shap_check = explain.cross_check(clf, val, rows=500)
+    shap_check = explain.cross_check(clf, val, rows=shap_check_rows)
 print("SHAP cross-check (max |difference|):", shap_check)
 io.atomic_write_text(out.results("pipeline_shap_top20.csv"), pipeline.shap_top(shap_abs, 20).to_csv())
 out.savefig(explain.summary_figure(shap_abs, label=LABEL), "pipeline_shap_summary")

@@ -158,14 +158,11 @@ def cluster_labels(Xt: np.ndarray, setting: Setting) -> np.ndarray:
             metric=setting.metric,
             core_dist_n_jobs=1,
         ).fit_predict(Xt)
-    from sklearn.cluster import OPTICS
+    from schedlab.polaris.optics import optics_labels  # scikit-learn's OPTICS labels, faster
 
-    return OPTICS(
-        min_cluster_size=int(setting.min_cluster_size),
-        min_samples=int(setting.min_samples),
-        metric=setting.metric,
-        n_jobs=1,
-    ).fit_predict(Xt)
+    return optics_labels(
+        Xt, int(setting.min_samples), setting.metric, min_cluster_size=int(setting.min_cluster_size)
+    )
 
 
 def profile_silhouettes(Xt: np.ndarray, labels: np.ndarray, metric: str) -> tuple[np.ndarray, pd.DataFrame]:

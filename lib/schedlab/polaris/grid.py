@@ -1,4 +1,5 @@
-"""Tables III/IV: the clustering grid (HDBSCAN via ``hdbscan``, OPTICS via scikit-learn).
+"""Tables III/IV: the clustering grid (HDBSCAN via ``hdbscan``; OPTICS as scikit-learn's, via
+:mod:`schedlab.polaris.optics`).
 
 Every configuration ``(algorithm, transform, metric, min_cluster_size)`` is one run. Runs that
 cluster the same rows with the same transform and metric (every HDBSCAN ``min_cluster_size`` of a
@@ -65,7 +66,7 @@ from schedlab.cachekey import compute_fingerprint
 from schedlab.io import atomic_path, atomic_write_text
 from schedlab import parallel
 from schedlab.parallel import Executor
-from schedlab.polaris import scoring
+from schedlab.polaris import optics, scoring
 from schedlab.polaris.schema import METRICS, MIN_CLUSTER_SIZES, TRANSFORMS
 
 ALGORITHMS = ("hdbscan", "optics")
@@ -149,11 +150,10 @@ def cluster(Xt: np.ndarray, cfg: Config) -> np.ndarray:
             min_cluster_size=cfg.min_cluster_size, metric=cfg.metric, core_dist_n_jobs=1
         ).fit_predict(Xt)
     if cfg.algorithm == "optics":
-        from sklearn.cluster import OPTICS
-
+        # scikit-learn's OPTICS, computed without its per-point overhead (same labels: schedlab.polaris.optics)
         if cfg.optics_param == "min_samples":  # the authors' OPTICS(min_samples=m, metric=metric)
-            return OPTICS(min_samples=cfg.min_cluster_size, metric=cfg.metric, n_jobs=1).fit_predict(Xt)
-        return OPTICS(min_cluster_size=cfg.min_cluster_size, metric=cfg.metric, n_jobs=1).fit_predict(Xt)
+            return optics.optics_labels(Xt, cfg.min_cluster_size, cfg.metric)
+        return optics.optics_labels(Xt, 5, cfg.metric, min_cluster_size=cfg.min_cluster_size)
     raise ValueError(f"unknown algorithm {cfg.algorithm!r}")
 
 
@@ -196,7 +196,7 @@ def evaluate(
 
 #: the code that computes a configuration's row and labels (its cache entries name it)
 COMPUTE_SOURCES = tuple(
-    Path(__file__).parent / f"{m}.py" for m in ("grid", "scoring", "_silhouette", "schema")
+    Path(__file__).parent / f"{m}.py" for m in ("grid", "optics", "scoring", "_silhouette", "schema")
 )
 
 
