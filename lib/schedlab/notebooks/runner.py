@@ -274,6 +274,16 @@ def _local_kernel_manager() -> type:
             _KERNELS.append(self)
             await super()._async_launch_kernel(kernel_cmd, preexec_fn=die_with_parent(), **kw)
 
+        async def _async_interrupt_kernel(self) -> None:
+            # jupyter_client's shutdown first sends SIGINT, then the shutdown request. At the end
+            # of a run the kernel is idle, and a SIGINT that lands while it is still finishing
+            # its last reply is logged as "[IPKernelApp] ERROR | KeyboardInterrupt caught in
+            # kernel." in the stage's output. An interrupted run is killed (kill_kernels), never
+            # shut down this way, so the shutdown's interrupt has nothing to stop.
+            if self.shutting_down:
+                return
+            await super()._async_interrupt_kernel()
+
     return LocalKernelManager
 
 
