@@ -41,3 +41,20 @@ def pipedream_graph(model: str):
 @pytest.fixture(scope="session", params=PIPEDREAM_MODELS)
 def pipedream_model(request):
     return request.param, pipedream_graph(request.param)
+
+
+@pytest.fixture(scope="session")
+def pipeline_outputs() -> set[str]:
+    """Every output ``dvc.yaml`` declares (outs, metrics and plots of every stage), as paths
+    relative to the repository root: what the pipeline writes, for tests that check links and
+    references against it."""
+    import yaml
+
+    from schedlab import paths
+
+    outs = set()
+    for stage in yaml.safe_load((paths.ROOT / "dvc.yaml").read_text())["stages"].values():
+        for kind in ("outs", "metrics", "plots"):
+            for out in stage.get(kind) or []:
+                outs.add(out if isinstance(out, str) else next(iter(out)))
+    return outs

@@ -6,23 +6,14 @@ import re
 
 import matplotlib
 import pytest
-import yaml
 
-from schedlab import notebooks, paths
+from schedlab import notebooks
 
 matplotlib.use("Agg")
 
 
-def _stage_outs() -> set[str]:
-    outs = set()
-    for stage in yaml.safe_load((paths.ROOT / "dvc.yaml").read_text())["stages"].values():
-        for o in stage.get("outs", []):
-            outs.add(o if isinstance(o, str) else next(iter(o)))
-    return outs
-
-
-def test_every_png_figure_has_its_pdf():
-    outs = _stage_outs()
+def test_every_png_figure_has_its_pdf(pipeline_outputs):
+    outs = pipeline_outputs
     pngs = sorted(o for o in outs if o.startswith("figures/") and o.endswith(".png"))
     assert pngs
     assert [p for p in pngs if p[:-4] + ".pdf" not in outs] == []

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import subprocess
 
-import yaml
 
 from schedlab import paths
 
@@ -31,13 +30,10 @@ def test_make_help_is_what_the_readme_shows():
     assert out.strip() == _fenced_block_after("## Two commands", "text").strip()
 
 
-def test_relative_links_resolve():
+def test_relative_links_resolve(pipeline_outputs):
     """Every relative link of the README points at a file of the repository, or at an output the
     pipeline writes (results/, figures/)."""
-    outs = set()
-    for stage in yaml.safe_load((paths.ROOT / "dvc.yaml").read_text())["stages"].values():
-        for out in stage.get("outs", []) + stage.get("metrics", []) + stage.get("plots", []):
-            outs.add(out if isinstance(out, str) else next(iter(out)))
+    outs = pipeline_outputs
     for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README):
         if target.startswith(("http://", "https://")):
             continue
