@@ -68,3 +68,18 @@ def test_a_group_must_share_rows_transform_and_metric():
     )
     with pytest.raises(ValueError, match="do not share"):
         grid.compute_group(X, [(a, "0" * 20), (b, "1" * 20)])
+
+
+@pytest.mark.parametrize("rows", [1, 4, 7, 13])
+@pytest.mark.parametrize("n_groups", [2, 5, 300])
+def test_cluster_sums_four_rows_at_a_time_equal_one_row_at_a_time(rows, n_groups):
+    from schedlab.polaris._silhouette import cluster_distance_sums, cluster_distance_sums_rowwise
+
+    rng = np.random.default_rng(rows * 1000 + n_groups)
+    D = rng.exponential(size=(rows, 2000)) * 10.0 ** rng.integers(-3, 4, size=(rows, 2000))
+    # runs of the same group, as the noise group makes them: consecutive additions to one sum
+    codes = np.repeat(rng.integers(0, n_groups, size=400), 5).astype(np.int64)
+    codes[: min(n_groups, codes.size)] = np.arange(min(n_groups, codes.size))  # every group present
+    np.testing.assert_array_equal(
+        cluster_distance_sums(D, codes, n_groups), cluster_distance_sums_rowwise(D, codes, n_groups)
+    )
