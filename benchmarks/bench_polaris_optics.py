@@ -44,6 +44,17 @@ def stand_in_features(jobs: int, rows: int, seed: int) -> np.ndarray:
     return sample[list(FEATURES)].to_numpy(float)
 
 
+def scaled_rows(features: Path | None, jobs: int, rows: int, seed: int, transform: str) -> np.ndarray:
+    """``rows`` rows (a seeded uniform subsample) of the raw features in ``features`` (an ``.npy``)
+    or of a ``jobs``-job stand-in's Table I sample, transformed as the grid does."""
+    from schedlab.polaris import grid
+
+    raw = np.load(features) if features else stand_in_features(jobs, rows, seed)
+    rng = np.random.default_rng(seed)
+    idx = np.sort(rng.choice(len(raw), size=min(rows, len(raw)), replace=False))
+    return grid.transform(raw[idx], transform)
+
+
 def timed(fn):
     t0 = time.perf_counter()
     out = fn()
@@ -65,13 +76,9 @@ def main() -> None:
     from sklearn.cluster import OPTICS
     from threadpoolctl import threadpool_limits
 
-    from schedlab.polaris import grid
     from schedlab.polaris.optics import optics_labels
 
-    raw = np.load(args.features) if args.features else stand_in_features(args.jobs, args.rows, args.seed)
-    rng = np.random.default_rng(args.seed)
-    idx = np.sort(rng.choice(len(raw), size=min(args.rows, len(raw)), replace=False))
-    Xt = grid.transform(raw[idx], "minmax_scaler")
+    Xt = scaled_rows(args.features, args.jobs, args.rows, args.seed, "minmax_scaler")
     say(
         f"# OPTICS side by side ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node()}, "
         f"{os.cpu_count()} cores, {load()}): {len(Xt):,} rows x {Xt.shape[1]} features "

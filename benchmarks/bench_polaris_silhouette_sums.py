@@ -27,7 +27,7 @@ import numpy as np
 
 import _report
 from _report import say
-from bench_polaris_optics import load, stand_in_features
+from bench_polaris_optics import load, scaled_rows
 
 
 def main() -> None:
@@ -48,10 +48,7 @@ def main() -> None:
 
     from schedlab.polaris import _silhouette, grid, scoring
 
-    raw = np.load(args.features) if args.features else stand_in_features(args.jobs, args.rows, args.seed)
-    rng = np.random.default_rng(args.seed)
-    idx = np.sort(rng.choice(len(raw), size=min(args.rows, len(raw)), replace=False))
-    Xt = grid.transform(raw[idx], args.transform)
+    Xt = scaled_rows(args.features, args.jobs, args.rows, args.seed, args.transform)
     kernels = {
         "before (one row at a time)": _silhouette.cluster_distance_sums_rowwise,
         "now (four rows at a time)": _silhouette.cluster_distance_sums,
