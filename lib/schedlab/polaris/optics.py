@@ -10,10 +10,9 @@ time, and for each it asks ``NearestNeighbors.radius_neighbors`` for every point
 :func:`optics_graph` is the same loop with the bookkeeping taken out. It keeps every operation
 that decides a number: the core distances come from the same ``NearestNeighbors`` query, each
 step computes the distances from the visited point to the unvisited ones, in the order
-scikit-learn lists them, with
-the same arithmetic as scikit-learn's ``pairwise_distances`` (SciPy's ``cdist(..., "cityblock")``
-for manhattan; ``-2 x.y + |x|^2 + |y|^2``, clipped at 0, square root, for euclidean), rounds as
-scikit-learn does and breaks ties the same way. :func:`optics_labels` then extracts the clusters
+scikit-learn lists them, with the same arithmetic as scikit-learn's ``pairwise_distances``
+(SciPy's ``cdist(..., "cityblock")`` for manhattan; ``-2 x.y + |x|^2 + |y|^2``, clipped at 0,
+square root, for euclidean), rounds as scikit-learn does and breaks ties the same way. :func:`optics_labels` then extracts the clusters
 with scikit-learn's own ``cluster_optics_xi``. The ordering, reachability, predecessors and labels
 equal scikit-learn's bit for bit (``tests/polaris/test_optics.py`` compares them on data with
 many tied distances, as the trace's discrete features give).
@@ -43,9 +42,8 @@ def _distances_from(X: np.ndarray, point: int, rows: np.ndarray, metric: str) ->
     Y = X[rows]  # a copy, as scikit-learn's X[unproc]: every operation below sees the same operands
     if metric == "manhattan":
         return cdist(P, Y, "cityblock").ravel()
-    # sklearn's _euclidean_distances for float64 rows (X is not Y). The squared norms are summed on
-    # these very arrays: NumPy's SIMD sum may add a row in another order at another memory alignment,
-    # so norms taken once on all of X would differ in the last bit
+    # sklearn's _euclidean_distances for float64 rows (X is not Y), its squared norms summed on these
+    # very arrays as it sums them (norms taken once on all of X were not shown to give the same bits)
     d = -2 * (P @ Y.T)
     d += np.einsum("ij,ij->i", P, P)[:, None]
     d += np.einsum("ij,ij->i", Y, Y)[None, :]
