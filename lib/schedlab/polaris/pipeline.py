@@ -14,9 +14,11 @@ Examples
 
 from __future__ import annotations
 
+import multiprocessing
 import shutil
 import sys
 import time
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -374,6 +376,61 @@ def job_count(n_jobs: int | str) -> int:
     return int(n_jobs)
 
 
+def prepare_planted(
+    root: str | Path,
+    n_jobs: int | str,
+    seed: int,
+    *,
+    planted: str,
+    join: str,
+    memory_limit: str,
+    planted_spread: float = planted_mod.PLANTED_SPREAD,
+) -> Path:
+    """Write the planted check's stand-in (its trace, Parquet and join plan) into its work folder,
+    once; the work folder is returned. Nothing here depends on the grid, so it may run before or
+    beside it (:func:`prepare_planted_in_background`); :func:`planted_recovery_run` then finds
+    the trace and Parquet written and reads them."""
+    work = work_dir(root, "", n_jobs, seed, planted, planted_spread)
+    tdir = trace_folder("", work, n_jobs, seed, planted, planted_spread)
+    ingest_and_join(tdir, work, join, memory_limit)
+    return work
+
+
+def prepare_planted_in_background(
+    root: str | Path,
+    n_jobs: int | str,
+    seed: int,
+    *,
+    planted: str,
+    join: str,
+    memory_limit: str,
+    planted_spread: float = planted_mod.PLANTED_SPREAD,
+) -> Future:
+    """:func:`prepare_planted` in a second process; wait with ``.result()`` (which re-raises its
+    error) before :func:`planted_recovery_run`.
+
+    Synthesizing a stand-in is single-threaded (about 4 min at the paper's size), so the pipeline
+    writes the planted one beside its main one and the two share the machine's cores. The trace's
+    bytes do not depend on when or where it is written: it draws only from its own generator
+    (``default_rng([seed, 1])`` in its own folder). A fresh interpreter (``spawn``) runs it, so no
+    thread or open file of the caller's (a Jupyter kernel's) is copied into it.
+    """
+    executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        return executor.submit(
+            prepare_planted,
+            root,
+            n_jobs,
+            seed,
+            planted=planted,
+            join=join,
+            memory_limit=memory_limit,
+            planted_spread=planted_spread,
+        )
+    finally:
+        executor.shutdown(wait=False)  # the submitted work still runs; the process exits after it
+
+
 def planted_recovery_run(
     root: str | Path,
     n_jobs: int | str,
@@ -405,6 +462,7 @@ def planted_recovery_run(
     """
     from schedlab.polaris import scoring
 
+    # the same three steps as prepare_planted: after it ran, the trace and Parquet are read back
     work = work_dir(root, "", n_jobs, seed, planted, planted_spread)
     tdir = trace_folder("", work, n_jobs, seed, planted, planted_spread)
     info = ingest_and_join(tdir, work, join, memory_limit)

@@ -1,0 +1,49 @@
+"""The pipeline writes the planted check's stand-in in a second process while it synthesizes its
+main one: the files must be those a foreground run writes, and a failure there must reach the
+caller instead of leaving the planted check to run on a missing or partial trace."""
+
+import hashlib
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from schedlab.polaris import pipeline
+
+KW = dict(planted="authors", join="faithful", memory_limit="1GB")
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    """sha256 of every file's content; of an archive's members' (its headers hold the write time)."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if p.name.endswith(".tar.gz"):
+            with tarfile.open(p) as tar:
+                for m in tar.getmembers():
+                    out[f"{p.name}/{m.name}"] = hashlib.sha256(tar.extractfile(m).read()).hexdigest()
+        elif p.is_file():
+            out[p.relative_to(folder).as_posix()] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def test_background_stand_in_equals_the_foreground_one(tmp_path):
+    back = pipeline.prepare_planted_in_background(tmp_path / "back", 300, 1, **KW).result(timeout=600)
+    front = pipeline.prepare_planted(tmp_path / "front", 300, 1, **KW)
+    assert back.name == front.name == "synthetic_300_1_planted-authors-s0.1"
+    trace = _digests(back / "trace")
+    assert (
+        "pai_task_table.tar.gz/pai_task_table.csv" in trace and pipeline.planted_mod.PLANTED_LABELS in trace
+    )
+    assert trace == _digests(front / "trace")
+    assert _digests(back / "parquet") == _digests(front / "parquet")
+
+
+def test_a_failure_in_the_background_is_raised_by_result(tmp_path):
+    future = pipeline.prepare_planted_in_background(
+        tmp_path, 300, 1, **{**KW, "planted": "no-such-structure"}
+    )
+    with pytest.raises(ValueError, match="no-such-structure"):
+        future.result(timeout=600)
+    assert not (
+        pipeline.work_dir(tmp_path, "", 300, 1, "no-such-structure") / "trace" / "pai_task_table.tar.gz"
+    ).exists()
