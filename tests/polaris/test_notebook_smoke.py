@@ -26,6 +26,8 @@ def test_pipeline_notebook_tiny(tmp_path):
             "optics_subsample": 300,
             "grid_n_jobs": 1,
             "duration_test_jobs": 100,
+            # 800 sample rows hold every workload job of 400: no job is left unseen
+            "duration_test_exclude": "rows",
             "memory_limit": "1GB",
             "realism_folds": 2,
         },
@@ -68,6 +70,7 @@ def test_pipeline_notebook_tiny(tmp_path):
     assert s["shap_check"]["max_abs_diff_shap_own_vs_pred_contribs"] <= 1e-4
     prof = pd.read_csv(tmp_path / "results/polaris/pipeline_profile_silhouettes.csv")
     assert prof.rows.sum() == s["sample_rows"] and prof.silhouette.between(-1, 1).all()
+    assert s["test_exclude"] == "rows" and 0 <= s["test_known_values"]["per_row"] <= 5
     # wall/CPU times go under timings/ (no pipeline output), never into the outputs DVC hashes
     assert "timings_s" not in s
     times = json.loads((tmp_path / "results/polaris/timings/pipeline_summary.json").read_text())
@@ -77,6 +80,8 @@ def test_pipeline_notebook_tiny(tmp_path):
         "sample_s",
         "realism_s",
         "grid_s",
+        "planted_wait_s",
+        "planted_s",
         "train_s",
         "shap_s",
         "shap_check_s",

@@ -58,9 +58,40 @@ def test_same_seed_same_sample_and_unseen_jobs_as_the_materialised_join(planned,
     pd.testing.assert_frame_equal(a, b)
     c = pipeline.draw_sample(plan.path, 400, 8, keep_zero_strata=True)
     assert not a["row"].equals(c["row"])  # the seed matters
-    ua, ub = pipeline.unseen_jobs(full.path, a, 60, 7), pipeline.unseen_jobs(plan.path, b, 60, 7)
-    pd.testing.assert_frame_equal(ua, ub, check_dtype=False)
-    assert not set(ub["row"]) & set(b["row"])
+    for exclude in pipeline.UNSEEN_MODES:
+        ua = pipeline.unseen_jobs(full.path, a, 60, 7, exclude=exclude)
+        ub = pipeline.unseen_jobs(plan.path, b, 60, 7, exclude=exclude)
+        pd.testing.assert_frame_equal(ua, ub, check_dtype=False)
+        assert len(ub) == 60 and not set(ub["row"]) & set(b["row"])
+    # "jobs": no test row belongs to a job the sample holds a row of; "rows" does draw such rows here
+    assert not set(pipeline.unseen_jobs(plan.path, b, 60, 7)["inst_id"]) & set(b["inst_id"])
+    assert set(pipeline.unseen_jobs(plan.path, b, 60, 7, exclude="rows")["inst_id"]) & set(b["inst_id"])
+
+
+def test_rows_of_other_jobs_is_the_draw_over_those_rows():
+    rng = np.random.default_rng(4)
+    for n_units, n_seen, n in [(40, 0, 10), (40, 39, 10), (300, 100, 200), (300, 250, 500)]:
+        jobs = rng.integers(0, 120, n_units).astype(str).astype(object)
+        weight = rng.integers(1, 9, n_units)
+        units = pd.DataFrame({"inst_id": jobs, "weight": weight, "start": np.cumsum(weight) - weight})
+        seen = rng.choice(np.unique(jobs), size=min(n_seen, np.unique(jobs).size), replace=False)
+        free = np.concatenate(
+            [np.arange(s, s + w) for j, s, w in zip(jobs, units["start"], weight) if j not in set(seen)]
+            or [[]]
+        ).astype(np.int64)
+        want = np.sort(np.random.default_rng(5).choice(free, size=min(n, free.size), replace=False))
+        got = ingest.rows_of_other_jobs(units, seen, n, np.random.default_rng(5))
+        np.testing.assert_array_equal(got, want)
+
+
+def test_unseen_jobs_refuses_an_unknown_mode_and_says_when_nothing_is_left(planned):
+    full, plan = planned["faithful"]
+    with pytest.raises(ValueError, match="exclude must be one of"):
+        pipeline.unseen_jobs(full.path, pd.DataFrame({"row": [], "inst_id": []}), 5, 0, exclude="job")
+    everything = pd.read_parquet(full.path, columns=["row", "inst_id"])
+    for joined in (full.path, plan.path):
+        with pytest.raises(ValueError, match="no row left for Figure 5's test with exclude='jobs'"):
+            pipeline.unseen_jobs(joined, everything.drop_duplicates("inst_id"), 5, 0)  # one row of every job
 
 
 def test_unseen_rows_is_the_setdiff_draw():

@@ -664,6 +664,24 @@ def unseen_rows(n_rows: int, taken: np.ndarray, n: int, rng: np.random.Generator
     return np.sort(idx + np.searchsorted(shifted, idx, side="right"))
 
 
+def rows_of_other_jobs(units: pd.DataFrame, seen_jobs, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Up to ``n`` row numbers of the plan's rows whose job (``inst_id``, the key a job's rows are
+    joined on) is not in ``seen_jobs``, drawn without replacement, sorted: the same draw as
+    ``rng.choice(free_rows, ...)`` over those rows in row order, without building that array.
+
+    >>> units = pd.DataFrame({"inst_id": ["a", "b", "a", "c"], "start": [0, 2, 5, 6], "weight": [2, 3, 1, 4]})
+    >>> rows_of_other_jobs(units, ["a"], 7, np.random.default_rng(0)).tolist()
+    [2, 3, 4, 6, 7, 8, 9]
+    """
+    free = ~units["inst_id"].isin(pd.Series(seen_jobs, dtype=object)).to_numpy()
+    weight = np.where(free, units["weight"].to_numpy(np.int64), 0)
+    end = np.cumsum(weight)
+    total = int(end[-1]) if end.size else 0
+    idx = np.sort(rng.choice(total, size=min(n, total), replace=False))
+    u = np.searchsorted(end, idx, side="right")  # the free unit holding the idx-th free row
+    return units["start"].to_numpy(np.int64)[u] + (idx - (end[u] - weight[u]))
+
+
 def build_rows(
     plan: str | Path,
     rows: np.ndarray,

@@ -342,9 +342,11 @@ def resize_strata(model: JobModel, meta: MetadataModel, size: JobSize | None = N
 def _sized_rows(model: JobModel, meta: MetadataModel, size: JobSize, w: str) -> float:
     """Expected join rows of a terminated ``w`` job with its extra workers."""
     first, second, p = template_mix(meta, model, w)
-    rows = synthetic_size.template_rows(model, first, second)
     caps = synthetic_size.job_caps(model, first, second, size.max_workers)
-    return synthetic_size.mean_rows(size.shape[w], rows, p, caps)
+    rows, prob = synthetic_size.job_rows_distribution(
+        *synthetic_size.task_instances(model, first, second), p, caps, size.shape[w], size.scale.get(w, 1.0)
+    )
+    return float(np.sum(prob * rows))
 
 
 def _job_model(calibration: JobModel) -> JobModel:
