@@ -27,8 +27,11 @@ def _digests(folder: Path) -> dict[str, str]:
 
 
 def test_background_stand_in_equals_the_foreground_one(tmp_path):
-    back = pipeline.prepare_planted_in_background(tmp_path / "back", 300, 1, **KW).result(timeout=600)
-    front = pipeline.prepare_planted(tmp_path / "front", 300, 1, **KW)
+    back, back_join = pipeline.prepare_planted_in_background(tmp_path / "back", 300, 1, **KW).result(
+        timeout=600
+    )
+    front, front_join = pipeline.prepare_planted(tmp_path / "front", 300, 1, **KW)
+    assert back_join.rows == front_join.rows and back_join.per_workload == front_join.per_workload
     assert back.name == front.name == "synthetic_300_1_planted-authors-s0.1"
     trace = _digests(back / "trace")
     assert (

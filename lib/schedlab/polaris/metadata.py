@@ -439,19 +439,14 @@ def authors_one_hot_width(sample: pd.DataFrame) -> dict[str, int]:
     return out
 
 
-#: the authors' 999 test rows under their encoder: ``onehot_enc.transform`` stored 3,591 values
-#: (``polaris-ai`` ``alibaba_data-evaluation.ipynb`` cell 161: "999x21547 sparse matrix ... with
-#: 3591 stored elements"; ``handle_unknown='ignore'`` stores nothing for a value the sample lacks)
-AUTHORS_TEST_STORED = (3591, 999)
-
-
 def authors_known_values(sample: pd.DataFrame, test: pd.DataFrame) -> dict[str, float]:
     """How many of ``test``'s metadata values the authors' encoder (fitted on ``sample``'s
     ``job_name, user, task_name, group, workload``; :func:`authors_one_hot_width`) knows: per
     column the share of test rows whose value occurs in the sample, and ``per_row``, the values
-    stored per test row (its one-hot row's non-zeros; 5 = every value known). The authors'
-    999 test rows give ``3,591 / 999 = 3.595`` (:data:`AUTHORS_TEST_STORED`): with workload and
-    task name known, 1.6 of job name, user and group.
+    stored per test row (its one-hot row's non-zeros; 5 = every value known;
+    ``handle_unknown='ignore'`` stores nothing for a value the sample lacks). The authors' 999 test
+    rows give 3,591 / 999 (``reference/polaris.yaml`` ``standin.test_known_per_row``): with
+    workload and task name known, 1.6 of job name, user and group.
 
     >>> s = pd.DataFrame({"job_name": ["a", "b"], "user": ["u", "u"], "task_name": ["ps", "ps"],
     ...                   "group": ["g", "h"], "workload": ["rl", "rl"]})

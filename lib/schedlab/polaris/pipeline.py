@@ -417,29 +417,19 @@ def prepare_planted(
     join: str,
     memory_limit: str,
     planted_spread: float = planted_mod.PLANTED_SPREAD,
-) -> Path:
-    """Write the planted check's stand-in (its trace, Parquet and join plan) into its work folder,
-    once; the work folder is returned. Nothing here depends on the grid, so it may run before or
-    beside it (:func:`prepare_planted_in_background`); :func:`planted_recovery_run` then finds
-    the trace and Parquet written and reads them."""
+) -> tuple[Path, ingest.JoinInfo]:
+    """The planted check's stand-in (its trace, Parquet and join plan) in its work folder
+    (:func:`work_dir`), written once: the work folder and the join. Nothing here depends on the
+    grid, so it may run before or beside it (:func:`prepare_planted_in_background`);
+    :func:`planted_recovery_run` calls it again and reads what it wrote."""
     work = work_dir(root, "", n_jobs, seed, planted, planted_spread)
     tdir = trace_folder("", work, n_jobs, seed, planted, planted_spread)
-    ingest_and_join(tdir, work, join, memory_limit)
-    return work
+    return work, ingest_and_join(tdir, work, join, memory_limit)
 
 
-def prepare_planted_in_background(
-    root: str | Path,
-    n_jobs: int | str,
-    seed: int,
-    *,
-    planted: str,
-    join: str,
-    memory_limit: str,
-    planted_spread: float = planted_mod.PLANTED_SPREAD,
-) -> Future:
-    """:func:`prepare_planted` in a second process; wait with ``.result()`` (which re-raises its
-    error) before :func:`planted_recovery_run`.
+def prepare_planted_in_background(*args, **kwargs) -> Future:
+    """:func:`prepare_planted` (same arguments) in a second process; wait with ``.result()``
+    (which re-raises its error) before :func:`planted_recovery_run`.
 
     Synthesizing a stand-in is single-threaded (about 4 min at the paper's size), so the pipeline
     writes the planted one beside its main one and the two share the machine's cores. The trace's
@@ -449,16 +439,7 @@ def prepare_planted_in_background(
     """
     executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
     try:
-        return executor.submit(
-            prepare_planted,
-            root,
-            n_jobs,
-            seed,
-            planted=planted,
-            join=join,
-            memory_limit=memory_limit,
-            planted_spread=planted_spread,
-        )
+        return executor.submit(prepare_planted, *args, **kwargs)
     finally:
         executor.shutdown(wait=False)  # the submitted work still runs; the process exits after it
 
@@ -494,10 +475,16 @@ def planted_recovery_run(
     """
     from schedlab.polaris import scoring
 
-    # the same three steps as prepare_planted: after it ran, the trace and Parquet are read back
-    work = work_dir(root, "", n_jobs, seed, planted, planted_spread)
-    tdir = trace_folder("", work, n_jobs, seed, planted, planted_spread)
-    info = ingest_and_join(tdir, work, join, memory_limit)
+    work, info = prepare_planted(
+        root,
+        n_jobs,
+        seed,
+        planted=planted,
+        join=join,
+        memory_limit=memory_limit,
+        planted_spread=planted_spread,
+    )
+    tdir = work / "trace"
     sample = planted_mod.attach_planted(
         draw_sample(info.path, sample_total, seed, keep_zero_strata=keep_zero_strata), tdir
     )

@@ -341,11 +341,7 @@ def resize_strata(model: JobModel, meta: MetadataModel, size: JobSize | None = N
 
 def _sized_rows(model: JobModel, meta: MetadataModel, size: JobSize, w: str) -> float:
     """Expected join rows of a terminated ``w`` job with its extra workers."""
-    first, second, p = template_mix(meta, model, w)
-    caps = synthetic_size.job_caps(model, first, second, size.max_workers)
-    rows, prob = synthetic_size.job_rows_distribution(
-        *synthetic_size.task_instances(model, first, second), p, caps, size.shape[w], size.scale.get(w, 1.0)
-    )
+    rows, prob = synthetic_size.workload_rows(model, template_mix(meta, model, w), size, w)
     return float(np.sum(prob * rows))
 
 

@@ -13,7 +13,7 @@ its template, and the templates' means fall short of what the real counts requir
   jobs in the real group-tag table, rl 3,200 against 249).
 * The authors' test rows (the 999 rows the 800 calibration rows come from) are rows of jobs their
   100,001-row sample does not hold: their encoder, fitted on the sample, stored 3,591 values for
-  the 999 rows' five metadata columns (:data:`schedlab.polaris.metadata.AUTHORS_TEST_STORED`),
+  the 999 rows' five metadata columns (``reference/polaris.yaml`` ``standin.test_known_per_row``),
   where rows drawn from all rows would have a known job name and group most of the time (docs/polaris.md).
   Such rows over-represent the workloads whose rows sit in jobs the sample misses: the calibration
   rows are 49 % ctr and 10.5 % inception against Table I's 25 % and 29 %.
@@ -177,9 +177,7 @@ def fit_job_size(model: JobModel, mixes: dict, max_workers: int) -> JobSize:
         caps = job_caps(model, first, second, max_workers)
         if w in MIX_SHAPES:
             shape[w] = MIX_SHAPES[w]
-            scale[w] = fit_scale(
-                *task_instances(model, first, second), p, caps, shape[w], target_rows_per_job(w)
-            )
+            scale[w] = workload_scale(model, mixes[w], max_workers, shape[w], w)
         else:
             shape[w] = fit_shape(template_rows(model, first, second), p, caps, target_rows_per_job(w))
     return JobSize(shape, int(max_workers), scale)
@@ -254,6 +252,25 @@ def fit_scale(
     return float(np.exp(hi))
 
 
+def workload_rows(model: JobModel, mix: tuple, size: JobSize, w: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`job_rows_distribution` of a terminated ``w`` job: its templates ``mix = (first,
+    second, p)`` (:func:`schedlab.polaris.metadata.template_mix`), capped at ``size``'s largest
+    job, with ``size``'s shape and scale for ``w``."""
+    first, second, p = mix
+    caps = job_caps(model, first, second, size.max_workers)
+    return job_rows_distribution(
+        *task_instances(model, first, second), p, caps, size.shape[w], size.scale.get(w, 1.0)
+    )
+
+
+def workload_scale(model: JobModel, mix: tuple, max_workers: int, a: float, w: str) -> float:
+    """:func:`fit_scale` for a ``w`` job with templates ``mix`` (as :func:`workload_rows`'),
+    capped at ``max_workers``, shape ``a`` and :func:`target_rows_per_job` as the target."""
+    first, second, p = mix
+    caps = job_caps(model, first, second, max_workers)
+    return fit_scale(*task_instances(model, first, second), p, caps, a, target_rows_per_job(w))
+
+
 def sample_job_counts(
     model: JobModel,
     mixes: dict,
@@ -278,11 +295,7 @@ def sample_job_counts(
     """
     out = {}
     for w, n in sample_rows.items():
-        first, second, p = mixes[w]
-        caps = job_caps(model, first, second, size.max_workers)
-        r, pr = job_rows_distribution(
-            *task_instances(model, first, second), p, caps, size.shape[w], size.scale.get(w, 1.0)
-        )
+        r, pr = workload_rows(model, mixes[w], size, w)
         out[w] = stratum_counts(r, pr, TABLE_I_SIZES[w], n, real_rows.get(w, 0))
     return out
 
@@ -332,10 +345,8 @@ def fit_test_mix_shapes(
         for w, xx in zip(MIX_FITTED, x):
             a = lo + float(np.exp(xx))
             a = float("inf") if a > SHAPE_RANGE[1] else a
-            first, second, p = mixes[w]
-            caps = job_caps(model, first, second, max_workers)
             shape[w] = a
-            scale[w] = fit_scale(*task_instances(model, first, second), p, caps, a, target_rows_per_job(w))
+            scale[w] = workload_scale(model, mixes[w], max_workers, a, w)
         return JobSize(shape, int(max_workers), scale)
 
     def nll(x: np.ndarray) -> float:
