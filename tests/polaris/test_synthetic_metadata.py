@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from schedlab.polaris import metadata, synthetic
+from schedlab.polaris import groups, metadata, synthetic
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +29,6 @@ def test_rates_are_good_turing_of_the_real_rows(calib_rows, meta):
     bert = calib_rows[calib_rows.workload == "bert"]
     once = int((bert.user.value_counts() == 1).sum())
     assert meta.p_new_user["bert"] == pytest.approx((once + 1) / (len(bert) + 1))
-    g_once = int((bert.group.value_counts() == 1).sum())
-    assert meta.p_new_group["bert"] == pytest.approx(g_once / len(bert))
     assert meta.p_any_user["bert"] == pytest.approx(1 / (len(bert) + 1))
     inception = calib_rows[calib_rows.workload == "inception"]
     assert inception.user.nunique() == 1  # one real user: the add-one keeps some mass for new users
@@ -39,30 +37,109 @@ def test_rates_are_good_turing_of_the_real_rows(calib_rows, meta):
     assert calib_rows.user.nunique() + meta.invented_users.size == metadata.N_USERS
 
 
-def test_drawn_users_and_groups_follow_the_rates(calib_rows, meta, bert_jobs):
-    real_users, real_groups = set(calib_rows.user), set(calib_rows.group)
-    n = len(bert_jobs)
-    new_user = ~bert_jobs.user.isin(real_users)
-    p = meta.p_new_user["bert"]
-    assert abs(new_user.mean() - p) < 4 * np.sqrt(p * (1 - p) / n)
-    # an invented group: a fresh one, or (not fresh) a recurring group of an invented user
-    q = meta.p_new_group["bert"] + (1 - meta.p_new_group["bert"]) * p
-    new_group = ~bert_jobs.group.isin(real_groups)
-    assert abs(new_group.mean() - q) < 4 * np.sqrt(q * (1 - q) / n)
-    # a real group always comes with its real user (every real group has exactly one)
+def test_group_recurrence_is_the_maximum_likelihood_fit(calib_rows, meta):
+    """The fitted (discount, concentration) beat every point of a coarse grid on the real
+    partitions, built here from the rows with pandas (one count per job, per user)."""
+    jobs = calib_rows.drop_duplicates("job_name")
+    for w in ("bert", "ctr", "inception"):
+        parts = [g.group.value_counts().to_numpy() for _, g in jobs[jobs.workload == w].groupby("user")]
+        assert meta.group_fit[w] == "own"
+        best = groups.partition_log_likelihood(*meta.group_py[w], parts)
+        grid = [
+            groups.partition_log_likelihood(d, t, parts)
+            for d in np.linspace(0, 0.9, 10)
+            for t in np.geomspace(0.1, 1e4, 25)
+        ]
+        assert best >= max(grid) - 1e-6, w
+    # bert's groups recur per user with a heavy tail; graphlearn's 10 real jobs take the pooled fit
+    assert meta.group_py["bert"][0] > 0.2
+    assert meta.group_fit["graphlearn"] == "pooled" and meta.group_fit["rl"] == "pooled"
+
+
+def test_drawn_groups_follow_the_fitted_process(calib_rows, meta):
+    """Groups per (workload, user) pair of a 20,000-job draw against the closed-form expectation
+    of the Pitman–Yor process (the measure's weights, the atom lookup and the tail all feed it);
+    the real groups come only with their own user."""
+    wl = np.full(20_000, "bert", dtype=object)
+    user = np.where(np.arange(wl.size) % 2 == 0, calib_rows.user.iloc[0], "0123456789ab").astype(object)
+    drawn = pd.DataFrame(
+        {"user": user, "group": metadata.draw_groups(meta, wl, user, np.random.default_rng(3))}
+    )
+    d, theta = meta.group_py["bert"]
+    n = wl.size // 2
+    expected = groups.expected_groups(d, theta, n)
+    per_pair = drawn.groupby("user").group.nunique()
+    # one measure per pair: its group count varies as the process does, so a loose band
+    assert (per_pair > 0.5 * expected).all() and (per_pair < 1.6 * expected).all(), (per_pair, expected)
+    real_groups = set(calib_rows.group)
+    invented_user = drawn[drawn.user == "0123456789ab"]
+    assert not invented_user.group.isin(real_groups).any()
     owner = calib_rows.drop_duplicates("group").set_index("group").user
-    assert calib_rows.groupby("group").user.nunique().max() == 1
-    real = bert_jobs[~new_group]
-    assert (real.group.map(owner) == real.user).all()
-    # beyond the copy list: real users on templates of other users, and invented users' groups recur
-    pairs = set(zip(calib_rows.user, calib_rows.group))
-    assert len(set(zip(bert_jobs.user, bert_jobs.group)) - pairs) > 0.5 * meta.p_new_group["bert"] * n
-    inv = bert_jobs[new_user]
-    assert inv.group.duplicated().any()
+    real = drawn[drawn.group.isin(real_groups)]
+    assert len(real) > 0 and (real.group.map(owner) == real.user).all()
+    assert drawn.group.str.fullmatch(r"[0-9a-f]{32}").all()
+
+
+def test_generated_jobs_carry_recurring_groups(calib_rows, meta, bert_jobs):
+    """Through the generator: real groups only with their own user, invented users' groups recur,
+    and most jobs share their group with another job (the real rows' partition says so too)."""
+    real_groups = set(calib_rows.group)
+    owner = calib_rows.drop_duplicates("group").set_index("group").user
+    real = bert_jobs[bert_jobs.group.isin(real_groups)]
+    assert len(real) > 0 and (real.group.map(owner) == real.user).all()
+    inv = bert_jobs[~bert_jobs.user.isin(set(calib_rows.user))]
+    assert inv.group.duplicated(keep=False).any()
+    assert bert_jobs.group.duplicated(keep=False).mean() > 0.5
     assert (
         bert_jobs.user.str.fullmatch(r"[0-9a-f]{12}").all()
         and bert_jobs.group.str.fullmatch(r"[0-9a-f]{32}").all()
     )
+
+
+def test_groups_do_not_depend_on_the_chunking(meta):
+    """A pair's measure is keyed by the pair alone: two chunks see the same recurring groups."""
+    wl = np.full(4000, "ctr", dtype=object)
+    user = np.full(4000, "0123456789ab", dtype=object)
+    a = metadata.draw_groups(meta, wl, user, np.random.default_rng(1))
+    b = metadata.draw_groups(meta, wl, user, np.random.default_rng(2))
+    shared = set(a) & set(b)
+    assert len(shared) > 0.3 * len(set(a)), (len(shared), len(set(a)))
+
+
+def test_pitman_yor_closed_forms():
+    """EPPF against the sequential seating probabilities; the expected group count against a
+    simulation of the sequential process (independent of the stick-breaking sampler)."""
+    d, theta = 0.3, 2.0
+    # seating 1 | 2 joins 1 | 3 new | 4 joins 1: (theta+d)/(theta+1) ... sequential product
+    seq = (1 - d) / (theta + 1) * (theta + d) / (theta + 2) * (2 - d) / (theta + 3)
+    assert np.exp(groups.eppf_log(d, theta, np.array([3, 1]))) == pytest.approx(seq)
+    rng = np.random.default_rng(0)
+    counts = []
+    for _ in range(400):
+        sizes: list[int] = []
+        for i in range(200):
+            p = np.array([s - d for s in sizes] + [theta + d * len(sizes)]) / (theta + i)
+            j = rng.choice(p.size, p=p)
+            sizes.append(1) if j == len(sizes) else sizes.__setitem__(j, sizes[j] + 1)
+        counts.append(len(sizes))
+    assert np.mean(counts) == pytest.approx(groups.expected_groups(d, theta, 200), rel=0.03)
+    weights = groups.stick_weights(0.0, 50.0, np.random.default_rng(1))  # light tail: stops on mass
+    assert 1 - groups.TAIL_MASS <= weights.sum() <= 1
+
+
+@pytest.mark.parametrize("d, theta", [(0.84, 4.3), (0.43, 99.0), (0.0, 1936.0)])
+def test_truncated_measures_keep_the_group_counts(d, theta):
+    """Jobs in a truncated measure's tail get groups of their own; over many measures the group
+    count of 3,000 jobs stays the process's closed-form expectation (the pooled fit's heavy tail
+    leaves ~20 % of the mass there)."""
+    n, counts = 3000, []
+    for seed in range(60):
+        cum = np.cumsum(groups.stick_weights(d, theta, np.random.default_rng(seed)))
+        atom = np.searchsorted(cum, np.random.default_rng([seed, 1]).random(n), side="right")
+        counts.append(np.unique(atom[atom < cum.size]).size + int((atom >= cum.size).sum()))
+    assert np.mean(counts) == pytest.approx(groups.expected_groups(d, theta, n), rel=0.04)
+    with pytest.raises(ValueError, match="at least one non-empty partition"):
+        groups.fit_pitman_yor([])
 
 
 def test_task_names_stay_in_the_real_support(calib, calib_rows, meta):

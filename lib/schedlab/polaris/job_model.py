@@ -177,6 +177,11 @@ def fit_job_model(rows: pd.DataFrame) -> JobModel:
         "group": rows["group"].astype(str).to_numpy(),
         "gpu_type": rows["gpu_type"].fillna("").astype(str).to_numpy(),
         "task_name": rows["task_name"].astype(str).to_numpy(),
+        # which rows are one job, and their workload: the groups' recurrence is fitted per job
+        "job_name": rows["job_name"].astype(str).to_numpy()
+        if "job_name" in rows
+        else np.arange(len(rows)).astype(str),
+        "workload": rows["workload"].fillna("").astype(str).to_numpy(),
     }
     pooled = _templates(np.arange(len(rows)), rows)
     templates = {"": pooled}

@@ -19,11 +19,14 @@ dependence on the job's template row, and adds fitted smoothing mass for what 80
   :attr:`MetadataModel.p_new_user` (Good-Turing: users seen once among the workload's rows, plus
   one, over rows plus one) an **invented** user of a Zipf(1.1) vocabulary shared by all workloads.
   An ``rl`` job's user is :data:`FIXED_USERS`'s (the authors' sample shows one rl user).
-* **Group** (user -> group; every real group has one user): a fresh **invented** group with
-  probability :attr:`MetadataModel.p_new_group` (Good-Turing: groups seen once among the
-  workload's rows over rows); otherwise the template row's group (template path), one of the
-  user's real groups by count (any-user path), or one of the invented user's recurring groups
-  (hashed from user and a Zipf(2) slot: a user reuses a few groups most of the time).
+* **Group** ((workload, user) -> group; every real group has one user and one workload): drawn
+  from the pair's Pitman–Yor random measure (:mod:`schedlab.polaris.groups`), whose discount and
+  concentration (:attr:`MetadataModel.group_py`) are fitted by maximum likelihood to the real rows'
+  per-pair partitions of jobs into groups (a workload with fewer than :data:`MIN_GROUP_FIT_JOBS`
+  real jobs takes the fit pooled over all pairs). The heaviest atoms of a real user's measure
+  carry the user's real groups of that workload (most jobs first); every other atom, and every
+  atom of an invented user, is an **invented** group hashed from the workload, the user and the
+  atom.
 
 Invented ids have the trace's format (hex) and are told apart by :func:`provenance`: every real
 user and group id the model holds, the invented workloads, and the fitted rates.
@@ -41,11 +44,12 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from schedlab.polaris.groups import fit_pitman_yor, stick_weights
 from schedlab.polaris.job_model import JobModel
 from schedlab.polaris.schema import WORKLOADS
 
@@ -74,9 +78,10 @@ INVENTED_WORKLOADS: tuple[str, ...] = ("rl", "vgg")
 #: user ``302aa475597b`` has 2,316 sample rows, exactly the sample's rl rows (Table I), so every rl
 #: row is that user's (an inference from the two printed counts; the id is real)
 FIXED_USERS: dict[str, str] = {"rl": "302aa475597b"}
-#: Zipf exponent of the invented users' popularity and of an invented user's group slots
+#: Zipf exponent of the invented users' popularity
 USER_ZIPF = 1.1
-GROUP_SLOT_ZIPF = 2.0
+#: a workload with fewer real jobs than this takes the group recurrence fitted on all pairs
+MIN_GROUP_FIT_JOBS = 50
 #: the trace's user vocabulary size the generator draws from (real users of the model included)
 N_USERS = 1_300
 _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -93,14 +98,16 @@ class MetadataModel:
     gpu_type: np.ndarray  # per real row ('' = none)
     p_new_user: dict[str, float]
     p_any_user: dict[str, float]
-    p_new_group: dict[str, float]
     borrow: dict[str, float]
     task_p: dict[str, tuple[np.ndarray, np.ndarray]]  # borrowed task names and probabilities
     known_users: dict[str, tuple[np.ndarray, np.ndarray]]  # any-user path: ids, probabilities
-    user_groups: dict[str, tuple[np.ndarray, np.ndarray]]  # real groups of a real user, by count
     invented_users: np.ndarray
     invented_p: np.ndarray
-    salt: int  # keys the invented users' recurring group ids
+    salt: int  # keys every pair's random measure and its invented group ids
+    group_py: dict[str, tuple[float, float]]  # per workload: Pitman-Yor discount, concentration
+    group_fit: dict[str, str]  # per workload: 'own' rows or 'pooled' over all pairs
+    real_groups: dict[tuple[str, str], np.ndarray]  # (workload, real user) -> its groups, most jobs first
+    _measures: dict = field(default_factory=dict, repr=False, compare=False)  # memo of group_measure
 
 
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
@@ -178,11 +185,10 @@ def fit_metadata(
     user, group, task = meta["user"], meta["group"], meta["task_name"]
     real_users, user_count = np.unique(user, return_counts=True)
     pooled_first_tasks = np.unique(task[model.templates[""].first])
-    p_new_user, p_any, p_new_group, borrow, task_p, known = {}, {}, {}, {}, {}, {}
+    p_new_user, p_any, borrow, task_p, known = {}, {}, {}, {}, {}
     for w in WORKLOADS:
         rows = np.flatnonzero(wl == w)
         p_new_user[w] = _good_turing(user[rows])
-        p_new_group[w] = _good_turing(group[rows], add_one=False) if rows.size else 1.0
         p_any[w] = 1.0 / (rows.size + 1)
         borrow[w] = _good_turing(task[rows]) if rows.size else 1.0
         task_p[w] = _task_prior(w, task[rows], pooled_first_tasks)
@@ -192,16 +198,54 @@ def fit_metadata(
         known[w] = (real_users, weight / weight.sum())
         if w in FIXED_USERS:  # its user is known: no other path
             p_new_user[w] = p_any[w] = 0.0
-    groups = {}
-    for u in real_users:
-        g, c = np.unique(group[user == u], return_counts=True)
-        groups[u] = (g, c / c.sum())
     extra = max(n_users - real_users.size, 1)
     invented, inv_p = draw_users(extra, rng)
+    group_py, group_fit = fit_group_recurrence(model)
     return MetadataModel(
-        wl, user, group, task, meta["gpu_type"], p_new_user, p_any, p_new_group, borrow, task_p, known,
-        groups, invented, inv_p, int(hex_ids(1, 15, rng)[0], 16),
+        wl, user, group, task, meta["gpu_type"], p_new_user, p_any, borrow, task_p, known,
+        invented, inv_p, int(hex_ids(1, 15, rng)[0], 16), group_py, group_fit, _real_groups(model),
     )  # fmt: skip
+
+
+def job_partitions(model: JobModel) -> dict[str, list[np.ndarray]]:
+    """Per workload, the real rows' partition of each user's jobs into groups (group sizes in jobs;
+    rows of one job count once): what :func:`fit_group_recurrence` fits."""
+    meta = model.meta
+    jobs = pd.DataFrame({k: meta[k] for k in ("job_name", "workload", "user", "group")})
+    jobs = jobs[jobs.workload != ""].drop_duplicates("job_name")
+    out: dict[str, list[np.ndarray]] = {w: [] for w in WORKLOADS}
+    for (w, _), pair in jobs.groupby(["workload", "user"], sort=True):
+        if w in out:
+            out[w].append(pair.group.value_counts().to_numpy())
+    return out
+
+
+def fit_group_recurrence(model: JobModel) -> tuple[dict[str, tuple[float, float]], dict[str, str]]:
+    """Pitman–Yor ``(discount, concentration)`` of each workload's groups, maximum likelihood on
+    :func:`job_partitions`; a workload with fewer than :data:`MIN_GROUP_FIT_JOBS` real jobs (or
+    none) takes the fit over every workload's pairs. Returns the parameters and their source."""
+    parts = job_partitions(model)
+    pooled = fit_pitman_yor([p for w in WORKLOADS for p in parts[w]])[:2]
+    params, source = {}, {}
+    for w in WORKLOADS:
+        own = sum(int(p.sum()) for p in parts[w]) >= MIN_GROUP_FIT_JOBS
+        params[w] = fit_pitman_yor(parts[w])[:2] if own else pooled
+        source[w] = "own" if own else "pooled"
+    return params, source
+
+
+def _real_groups(model: JobModel) -> dict[tuple[str, str], np.ndarray]:
+    """A real user's real groups per workload, most jobs first (ties by id): the labels of the
+    heaviest atoms of that pair's measure."""
+    meta = model.meta
+    jobs = pd.DataFrame({k: meta[k] for k in ("job_name", "workload", "user", "group")})
+    jobs = jobs[jobs.workload != ""].drop_duplicates("job_name")
+    out = {}
+    for (w, u), pair in jobs.groupby(["workload", "user"], sort=True):
+        c = pair.group.value_counts()
+        order = np.lexsort((c.index.to_numpy(), -c.to_numpy()))
+        out[(w, u)] = c.index.to_numpy()[order].astype(object)
+    return out
 
 
 def _mix64(x: np.ndarray) -> np.ndarray:
@@ -212,24 +256,57 @@ def _mix64(x: np.ndarray) -> np.ndarray:
         return x ^ (x >> np.uint64(31))
 
 
-def recurring_group(user_index: np.ndarray, slot: np.ndarray, salt: int) -> np.ndarray:
-    """32-hex-character group id of an invented user's ``slot``-th recurring group.
+def _pair_key(w: str, user: str, salt: int) -> int:
+    """64-bit key of a (workload, user) pair: user ids are hex, the workload its index."""
+    base = np.uint64(int(user, 16) & 0xFFFFFFFFFFFFFFFF) ^ np.uint64(salt & 0xFFFFFFFFFFFFFFFF)
+    return int(_mix64(np.array([base ^ np.uint64(WORKLOADS.index(w) + 1)], dtype=np.uint64))[0])
 
-    >>> recurring_group(np.array([3, 3]), np.array([1, 1]), 7).tolist()[0] == recurring_group(
-    ...     np.array([3]), np.array([1]), 7)[0]
+
+def atom_group_ids(pair_key: int, atom: np.ndarray) -> np.ndarray:
+    """32-hex-character invented group id of each ``atom`` of the pair keyed ``pair_key``.
+
+    >>> atom_group_ids(7, np.array([3, 3, 4])).tolist()[0] == atom_group_ids(7, np.array([3]))[0]
     True
     """
-    key = (user_index.astype(np.uint64) << np.uint64(20)) ^ slot.astype(np.uint64) ^ np.uint64(salt)
+    key = _mix64(np.uint64(pair_key) ^ (atom.astype(np.uint64) + np.uint64(1)))
     hi, lo = _mix64(key), _mix64(key ^ np.uint64(0x9E3779B97F4A7C15))
     return np.array([f"{a:016x}{b:016x}" for a, b in zip(hi.tolist(), lo.tolist())], dtype=object)
 
 
-def _pick_groups(users: np.ndarray, table: dict, rng: np.random.Generator) -> np.ndarray:
-    out = np.empty(users.size, dtype=object)
-    for u in np.unique(users):
-        sel = np.flatnonzero(users == u)
-        g, p = table[u]
-        out[sel] = g[rng.choice(g.size, sel.size, p=p)]
+def group_measure(meta: MetadataModel, w: str, user: str) -> tuple[np.ndarray, int]:
+    """Cumulative atom weights of the ``(w, user)`` pair's random measure and the pair's key.
+
+    Drawn from a generator seeded by the pair's key alone (memoised), so every chunk of a trace
+    draws from the same measure: the groups do not depend on how the trace is chunked."""
+    key = (w, user)
+    if key not in meta._measures:
+        pair = _pair_key(w, user, meta.salt)
+        d, theta = meta.group_py[w]
+        weights = stick_weights(d, theta, np.random.default_rng(pair))
+        meta._measures[key] = (np.cumsum(weights), pair)
+    return meta._measures[key]
+
+
+def draw_groups(
+    meta: MetadataModel, workload: np.ndarray, user: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """Group of each workload job from its ``(workload, user)`` pair's measure: a real user's
+    heaviest atoms carry its real groups of that workload, the other atoms invented ids; a job in
+    the measure's tail (mass below :data:`schedlab.polaris.groups.TAIL_MASS`) a group of its own."""
+    out = np.empty(workload.size, dtype=object)
+    tail = np.zeros(workload.size, dtype=bool)
+    pairs = pd.DataFrame({"w": workload, "u": user}).groupby(["w", "u"], sort=True).indices
+    u01 = rng.random(workload.size)
+    for (w, u), sel in pairs.items():
+        cum, pair = group_measure(meta, w, u)
+        atom = np.searchsorted(cum, u01[sel], side="right")
+        real = meta.real_groups.get((w, u), np.empty(0, dtype=object))
+        labels = atom_group_ids(pair, atom)
+        is_real = atom < real.size
+        labels[is_real] = real[atom[is_real]]
+        out[sel] = labels
+        tail[sel] = atom >= cum.size
+    out[tail] = hex_ids(int(tail.sum()), 32, rng)
     return out
 
 
@@ -237,32 +314,23 @@ def draw_metadata(
     meta: MetadataModel, workload: np.ndarray, first: np.ndarray, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     """User and group of each workload job (``workload`` non-empty; ``first`` its template's first
-    real row): the template, any-real-user and invented-user paths of the module docstring."""
+    real row): the template, any-real-user and invented-user paths of the module docstring, then
+    the group from the pair's measure (:func:`draw_groups`)."""
     n = workload.size
-    user, group = meta.user[first].astype(object), meta.group[first].astype(object)
+    user = meta.user[first].astype(object)
     p_new = np.array([meta.p_new_user[w] for w in workload])
     p_any = np.array([meta.p_any_user[w] for w in workload])
-    fresh = rng.random(n) < np.array([meta.p_new_group[w] for w in workload])
     u = rng.random(n)
     new, anyu = u < p_new, (u >= p_new) & (u < p_new + p_any)
     for w in np.unique(workload[anyu]):
         sel = np.flatnonzero(anyu & (workload == w))
         ids, p = meta.known_users[w]
         user[sel] = ids[rng.choice(ids.size, sel.size, p=p)]
-    group[anyu] = _pick_groups(user[anyu], meta.user_groups, rng)
     k = rng.choice(meta.invented_users.size, int(new.sum()), p=meta.invented_p)
     user[new] = meta.invented_users[k]
-    slot = rng.zipf(GROUP_SLOT_ZIPF, k.size)
-    group[new] = recurring_group(k, slot, meta.salt)
-    for w, u_id in FIXED_USERS.items():  # a known single user; its groups recur as an invented user's
-        sel = workload == w
-        m = int(sel.sum())
-        user[sel] = u_id  # keyed past the invented users' indices
-        group[sel] = recurring_group(
-            np.full(m, meta.invented_users.size), rng.zipf(GROUP_SLOT_ZIPF, m), meta.salt
-        )
-    group[fresh] = hex_ids(int(fresh.sum()), 32, rng)
-    return user, group
+    for w, u_id in FIXED_USERS.items():  # a known single user
+        user[workload == w] = u_id
+    return user, draw_groups(meta, workload, user, rng)
 
 
 def borrowed_templates(
@@ -360,8 +428,9 @@ def can_produce(meta: MetadataModel, model: JobModel, rows: pd.DataFrame, *, gpu
     * user: a real user of the model (reachable by the any-user path when ``p_any_user > 0``), or
       an id the model does not hold and ``p_new_user > 0`` (the invented-user path: ids are
       anonymised hashes, so "a user not in the calibration rows" is what the model can produce);
-    * group: one of the user's real groups, or an id the model does not hold and ``p_new_group > 0``;
-      a real group of another user cannot be produced.
+    * group: one of the user's real groups of that workload, or an id the model does not hold (an
+      invented atom of the pair's measure); a real group of another user or workload cannot be
+      produced.
     """
     need = ("workload", "task_name", "user", "group", *(("gpu_type",) if gpu else ()))
     missing = [c for c in need if c not in rows]
@@ -382,17 +451,15 @@ def can_produce(meta: MetadataModel, model: JobModel, rows: pd.DataFrame, *, gpu
         own_gpu = meta.gpu_type[own] == g if gpu else True
         own_ok = bool(((meta.task_name[own] == r.task_name) & own_gpu).any())
         task_ok = own_ok or any(t == r.task_name and (not gpu or gg == g) for t, gg in borrowable[w])
+        # every pair's measure has infinitely many atoms: any id the model does not hold is one
+        # of them; a real group only under its own user and workload
+        group_ok = r.group not in real_groups or r.group in meta.real_groups.get((w, r.user), ())
         if w in FIXED_USERS:
             user_ok = r.user == FIXED_USERS[w]
-            group_ok = r.group not in real_groups
         elif r.user in real_users:
             user_ok = meta.p_any_user[w] > 0 or bool((meta.user[own] == r.user).any())
-            group_ok = r.group in meta.user_groups[r.user][0] or (
-                r.group not in real_groups and meta.p_new_group[w] > 0
-            )
         else:
             user_ok = meta.p_new_user[w] > 0
-            group_ok = r.group not in real_groups and meta.p_new_group[w] > 0
         out.append(bool(task_ok and user_ok and group_ok))
     return pd.Series(out, index=rows.index, name="can_produce")
 
@@ -410,7 +477,9 @@ def provenance(meta: MetadataModel) -> dict:
             w: {
                 "p_new_user": meta.p_new_user[w],
                 "p_any_user": meta.p_any_user[w],
-                "p_new_group": meta.p_new_group[w],
+                "group_discount": meta.group_py[w][0],
+                "group_concentration": meta.group_py[w][1],
+                "group_fit": meta.group_fit[w],
                 "borrow_template": meta.borrow[w],
             }
             for w in WORKLOADS

@@ -110,7 +110,7 @@ def trace_folder(
 #: the file in a synthetic work folder naming the generator that wrote its trace
 GENERATOR_STAMP = "generator.sha256"
 #: the modules whose code decides a synthetic trace's bytes
-GENERATOR_MODULES = ("synthetic", "synthetic_size", "metadata", "planted")
+GENERATOR_MODULES = ("synthetic", "synthetic_size", "metadata", "groups", "job_model", "planted")
 
 
 def generator_fingerprint() -> str:

@@ -25,10 +25,11 @@ The generator (version ``v2``; each choice is an assumption, stated here once):
   from any instance of its job), with smaller per-instance noise.
 * **Metadata** (:mod:`schedlab.polaris.metadata`): task name with the template (plus fitted
   borrowing of pooled templates, task names as the authors' join shows them per workload); user
-  from the template row, any real user or an **invented** one of a 1,300-user Zipf vocabulary;
-  group from the template row, the user's real groups, an invented user's recurring groups or a
-  fresh invented one, each path with a fitted (Good-Turing) rate. Which ids are real:
-  :data:`METADATA_PROVENANCE` beside the archives.
+  from the template row, any real user or an **invented** one of a 1,300-user Zipf vocabulary
+  (fitted Good-Turing rates); group from the (workload, user) pair's Pitman–Yor random measure,
+  fitted to the real rows' partition of each user's jobs into groups
+  (:mod:`schedlab.polaris.groups`), a real user's heaviest atoms carrying its real groups. Which
+  ids are real: :data:`METADATA_PROVENANCE` beside the archives.
 * **Strata sized as Table I.** Terminated jobs per workload = Table I rows / expected
   ``tasks x instances^2`` of its templates; a workload has max(real group-tag jobs, that) jobs, the
   rest of them Failed/Running/Waiting (nmt: 0.5 % terminate, since its 3 real rows have 16
