@@ -9,7 +9,10 @@ Per seed, on the Table I sample of 100,000 rows the pipeline would draw from the
   their workload mix, and same-job pairs among the first 800 (calibration rows: 37);
 * groups in three draws of 800 rows of missed jobs, against the calibration rows: distinct groups
   and pairs of distinct jobs sharing a group, per workload;
-* the ten largest jobs of the sample (rows).
+* the ten largest jobs of the sample (rows);
+
+and, first, the calibration rows' groups with the fitted process's distribution of bert's
+same-group pairs and group count (1,000 simulations of the sequential process).
 
     .venv/bin/python benchmarks/bench_polaris_metadata_width.py --seeds 0 1 \\
         --out benchmarks/results/polaris_metadata_width.txt
@@ -58,6 +61,46 @@ def draw_rows(units: pd.DataFrame, free: np.ndarray, n: int, rng: np.random.Gene
     return units.iloc[np.searchsorted(end, idx, side="right")].reset_index(drop=True)
 
 
+def pair_quantile(reps: int = 1000) -> None:
+    """Same-group pairs of the calibration rows' bert jobs against the fitted process: each user's
+    jobs seated by the sequential Pitman-Yor process (independent of the stick-breaking sampler)."""
+    from schedlab.polaris import metadata
+    from schedlab.polaris.calibration import load_calibration_rows
+    from schedlab.polaris.job_model import calibrate
+
+    rows = load_calibration_rows()
+    d, theta = metadata.fit_metadata(calibrate(rows)).group_py["bert"]
+    jobs = rows[rows["workload"] == "bert"].drop_duplicates("job_name")
+    per_user = jobs["user"].value_counts().to_numpy()
+    observed = int(sum((c * (c - 1) // 2) for c in jobs.groupby(["user", "group"]).size()))
+    rng = np.random.default_rng(0)
+    pairs, groups = np.zeros(reps, dtype=np.int64), np.zeros(reps, dtype=np.int64)
+    for r in range(reps):
+        for n in per_user:
+            sizes: list[int] = []
+            for i in range(n):
+                p = np.array([s - d for s in sizes] + [theta + d * len(sizes)]) / (theta + i)
+                j = int(rng.choice(p.size, p=p))
+                if j == len(sizes):
+                    sizes.append(1)
+                else:
+                    sizes[j] += 1
+            s = np.array(sizes)
+            pairs[r] += int((s * (s - 1) // 2).sum())
+            groups[r] += s.size
+    say(
+        f"bert, fitted d={d:.3f} theta={theta:.1f}, calibration users' job counts {per_user[:6].tolist()}...:"
+    )
+    say(
+        f"  same-group job pairs observed {observed}; model mean {pairs.mean():.1f}, 5-95 % "
+        f"{np.percentile(pairs, 5):.0f}-{np.percentile(pairs, 95):.0f}, P(X <= observed) {(pairs <= observed).mean():.3f}"
+    )
+    say(
+        f"  groups observed {jobs['group'].nunique()}; model 5-50-95 % "
+        + "-".join(f"{np.percentile(groups, q):.0f}" for q in (5, 50, 95))
+    )
+
+
 def measure(seed: int) -> None:
     from schedlab.polaris import metadata
     from schedlab.polaris import synthetic_size as ss
@@ -96,7 +139,7 @@ def measure(seed: int) -> None:
 def main() -> None:
     global _OUT
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    ap.add_argument("--seeds", type=int, nargs="*", default=[0, 1], help="none: the calibration checks only")
     ap.add_argument("--out", default=None, help="also append the printed lines to this file")
     args = ap.parse_args()
     _OUT = Path(args.out) if args.out else None
@@ -104,6 +147,7 @@ def main() -> None:
 
     say("calibration rows (800 real rows) per workload:")
     say(group_stats(load_calibration_rows()).to_string())
+    pair_quantile()
     for seed in args.seeds:
         measure(seed)
 
