@@ -188,9 +188,12 @@ def test_deterministic_and_provenance_written(tmp_path, calib, calib_rows):
     assert set(prov["real_users"]) == set(calib_rows.user)
     assert set(prov["real_groups"]) == set(calib_rows.group)
     assert prov["invented_workloads"] == ["rl", "vgg"]
-    assert prov["rates"]["bert"]["p_new_user"] == pytest.approx(
-        metadata.fit_metadata(calib).p_new_user["bert"]
-    )
+    fitted = metadata.fit_metadata(calib)
+    assert prov["rates"]["bert"]["p_new_user"] == pytest.approx(fitted.p_new_user["bert"])
+    d, theta = fitted.group_py["bert"]
+    assert prov["rates"]["bert"]["group_discount"] == pytest.approx(d)
+    assert prov["rates"]["bert"]["group_concentration"] == pytest.approx(theta)
+    assert prov["rates"]["rl"]["group_fit"] == "pooled"
 
 
 def test_bad_vocabulary_size(calib):
