@@ -4,7 +4,6 @@ rule, the pricing's oracle, and certified solves of nasnetamobile, gnmt and ince
 
 from __future__ import annotations
 
-import time
 from math import comb
 
 import networkx as nx
@@ -262,9 +261,7 @@ def test_models_solve_certified_with_the_branch_space(name):
         background_ratio=100.0,
     )
     prob = optimise.compile_problem(wl, cl, oversized="branches")
-    t0 = time.process_time()
     g = optimise.solve(prob, cl, method="global")
-    cpu = time.process_time() - t0
     loc = optimise.solve(prob, cl, method="local")
     together = optimise.solve(
         optimise.compile_problem(wl, cl, oversized="keep_together"), cl, method="global"
@@ -273,4 +270,3 @@ def test_models_solve_certified_with_the_branch_space(name):
     assert g.objective <= loc.objective * (1 + 1e-9)
     # the branch space contains keep-together, so the optimum cannot be worse
     assert g.objective <= together.objective * (1 + 1e-12)
-    assert cpu < 5.0  # generous on a shared machine; measured 0.003-0.02 s after the kernel is warm
