@@ -28,14 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-_OUT: Path | None = None
-
-
-def say(line: str = "") -> None:
-    print(line, flush=True)
-    if _OUT is not None:
-        with open(_OUT, "a") as fh:
-            fh.write(line + "\n")
+import _report
+from _report import say
 
 
 def group_stats(rows: pd.DataFrame) -> pd.DataFrame:
@@ -137,12 +131,11 @@ def measure(seed: int) -> None:
 
 
 def main() -> None:
-    global _OUT
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="*", default=[0, 1], help="none: the calibration checks only")
     ap.add_argument("--out", default=None, help="also append the printed lines to this file")
     args = ap.parse_args()
-    _OUT = Path(args.out) if args.out else None
+    _report.OUT = Path(args.out) if args.out else None
     from schedlab.polaris.calibration import load_calibration_rows
 
     say("calibration rows (800 real rows) per workload:")
