@@ -207,16 +207,25 @@ def fit_metadata(
     )  # fmt: skip
 
 
-def job_partitions(model: JobModel) -> dict[str, list[np.ndarray]]:
-    """Per workload, the real rows' partition of each user's jobs into groups (group sizes in jobs;
-    rows of one job count once): what :func:`fit_group_recurrence` fits."""
+def pair_group_counts(model: JobModel) -> dict[tuple[str, str], pd.Series]:
+    """Jobs per group of each real (workload, user) pair, most jobs first (ties by id); rows of one
+    job count once."""
     meta = model.meta
     jobs = pd.DataFrame({k: meta[k] for k in ("job_name", "workload", "user", "group")})
-    jobs = jobs[jobs.workload != ""].drop_duplicates("job_name")
+    jobs = jobs[jobs.workload.isin(WORKLOADS)].drop_duplicates("job_name")
+    out = {}
+    for (w, u), pair in jobs.groupby(["workload", "user"], sort=True):
+        c = pair.group.value_counts()
+        out[(w, u)] = c.iloc[np.lexsort((c.index.to_numpy(), -c.to_numpy()))]
+    return out
+
+
+def job_partitions(model: JobModel) -> dict[str, list[np.ndarray]]:
+    """Per workload, the real rows' partition of each user's jobs into groups (group sizes in jobs):
+    what :func:`fit_group_recurrence` fits."""
     out: dict[str, list[np.ndarray]] = {w: [] for w in WORKLOADS}
-    for (w, _), pair in jobs.groupby(["workload", "user"], sort=True):
-        if w in out:
-            out[w].append(pair.group.value_counts().to_numpy())
+    for (w, _), counts in pair_group_counts(model).items():
+        out[w].append(counts.to_numpy())
     return out
 
 
@@ -237,15 +246,7 @@ def fit_group_recurrence(model: JobModel) -> tuple[dict[str, tuple[float, float]
 def _real_groups(model: JobModel) -> dict[tuple[str, str], np.ndarray]:
     """A real user's real groups per workload, most jobs first (ties by id): the labels of the
     heaviest atoms of that pair's measure."""
-    meta = model.meta
-    jobs = pd.DataFrame({k: meta[k] for k in ("job_name", "workload", "user", "group")})
-    jobs = jobs[jobs.workload != ""].drop_duplicates("job_name")
-    out = {}
-    for (w, u), pair in jobs.groupby(["workload", "user"], sort=True):
-        c = pair.group.value_counts()
-        order = np.lexsort((c.index.to_numpy(), -c.to_numpy()))
-        out[(w, u)] = c.index.to_numpy()[order].astype(object)
-    return out
+    return {pair: c.index.to_numpy().astype(object) for pair, c in pair_group_counts(model).items()}
 
 
 def _mix64(x: np.ndarray) -> np.ndarray:
