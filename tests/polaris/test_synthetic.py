@@ -159,6 +159,8 @@ def test_v2_plants_the_papers_top_job(small_trace):
 def test_calibration_is_checked(tmp_path, calib_rows):
     with pytest.raises(ValueError, match="lack columns.*'gpu_type'"):
         synthetic.calibrate(calib_rows.drop(columns="gpu_type"))
+    with pytest.raises(ValueError, match="lack columns.*'job_name'"):  # groups are fitted per job
+        synthetic.calibrate(calib_rows.drop(columns="job_name"))
     with pytest.raises(ValueError, match="unknown workload names.*'chess'"):
         synthetic.calibrate(calib_rows.assign(workload="chess"))
     with pytest.raises(TypeError, match="JobModel"):  # e.g. v1's calibration (benchmarks/_synthetic_v1.py)

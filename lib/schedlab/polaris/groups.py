@@ -28,7 +28,7 @@ job's group from a random measure of its ``(workload, user)`` pair:
 
 Examples
 --------
->>> d, theta = fit_pitman_yor([np.array([3, 1, 1]), np.array([2, 2])])[:2]
+>>> d, theta = fit_pitman_yor([np.array([3, 1, 1]), np.array([2, 2])])
 >>> 0 <= d < 1 and theta > -d
 True
 >>> round(expected_groups(0.0, 1.0, 3), 4)  # 1 + 1/2 + 1/3
@@ -76,8 +76,9 @@ def partition_log_likelihood(d: float, theta: float, partitions: Sequence[np.nda
     return sum(eppf_log(d, theta, s) for s in partitions)
 
 
-def fit_pitman_yor(partitions: Sequence[np.ndarray]) -> tuple[float, float, float]:
-    """Maximum-likelihood ``(d, theta, log_likelihood)`` of independent Pitman–Yor partitions.
+def fit_pitman_yor(partitions: Sequence[np.ndarray]) -> tuple[float, float]:
+    """Maximum-likelihood ``(d, theta)`` of independent Pitman–Yor partitions
+    (:func:`partition_log_likelihood` gives their log-likelihood).
 
     ``partitions``: group sizes per pair. Searched over ``0 <= d <= MAX_DISCOUNT`` and
     ``-d < theta <= MAX_THETA`` from several starts; partitions of singletons only push
@@ -101,8 +102,7 @@ def fit_pitman_yor(partitions: Sequence[np.ndarray]) -> tuple[float, float, floa
             r = minimize(loss, np.array([d0, np.log(t0 + d0)]), method="L-BFGS-B", bounds=bounds)
             if best is None or r.fun < best.fun:
                 best = r
-    d, theta = unpack(best.x)
-    return d, theta, -float(best.fun)
+    return unpack(best.x)
 
 
 def expected_groups(d: float, theta: float, n: int) -> float:

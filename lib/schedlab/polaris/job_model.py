@@ -178,9 +178,7 @@ def fit_job_model(rows: pd.DataFrame) -> JobModel:
         "gpu_type": rows["gpu_type"].fillna("").astype(str).to_numpy(),
         "task_name": rows["task_name"].astype(str).to_numpy(),
         # which rows are one job, and their workload: the groups' recurrence is fitted per job
-        "job_name": rows["job_name"].astype(str).to_numpy()
-        if "job_name" in rows
-        else np.arange(len(rows)).astype(str),
+        "job_name": rows["job_name"].astype(str).to_numpy(),
         "workload": rows["workload"].fillna("").astype(str).to_numpy(),
     }
     pooled = _templates(np.arange(len(rows)), rows)
@@ -259,6 +257,7 @@ CALIBRATION_COLUMNS: tuple[str, ...] = (
     "group",
     "task_name",
     "gpu_type",
+    "job_name",  # which rows are one job: the groups' recurrence is fitted per job
 )
 
 

@@ -132,16 +132,16 @@ def draw_users(n_users: int, rng: np.random.Generator) -> tuple[np.ndarray, np.n
     return users, user_p
 
 
-def _good_turing(values: np.ndarray, add_one: bool = True) -> float:
-    """Probability that the next draw is a value not seen yet: values seen once over draws
-    (plus one each with ``add_one``, so that a workload whose rows show one value keeps some mass).
+def _good_turing(values: np.ndarray) -> float:
+    """Probability that the next draw is a value not seen yet: values seen once over draws, plus
+    one each (so that a workload whose rows show one value keeps some mass).
 
     >>> _good_turing(np.array(["a", "a", "b"]))
     0.5
     """
     _, counts = np.unique(values, return_counts=True)
     once = int((counts == 1).sum())
-    return (once + add_one) / (values.size + add_one) if values.size else 1.0
+    return (once + 1) / (values.size + 1) if values.size else 1.0
 
 
 def row_workloads(model: JobModel) -> np.ndarray:
@@ -234,11 +234,11 @@ def fit_group_recurrence(model: JobModel) -> tuple[dict[str, tuple[float, float]
     :func:`job_partitions`; a workload with fewer than :data:`MIN_GROUP_FIT_JOBS` real jobs (or
     none) takes the fit over every workload's pairs. Returns the parameters and their source."""
     parts = job_partitions(model)
-    pooled = fit_pitman_yor([p for w in WORKLOADS for p in parts[w]])[:2]
+    pooled = fit_pitman_yor([p for w in WORKLOADS for p in parts[w]])
     params, source = {}, {}
     for w in WORKLOADS:
         own = sum(int(p.sum()) for p in parts[w]) >= MIN_GROUP_FIT_JOBS
-        params[w] = fit_pitman_yor(parts[w])[:2] if own else pooled
+        params[w] = fit_pitman_yor(parts[w]) if own else pooled
         source[w] = "own" if own else "pooled"
     return params, source
 

@@ -173,12 +173,12 @@ def fit_job_size(model: JobModel, mixes: dict, max_workers: int) -> JobSize:
         return JobSize({w: float("inf") for w in WORKLOADS}, 0)
     shape, scale = {}, {}
     for w in WORKLOADS:
-        first, second, p = mixes[w]
-        caps = job_caps(model, first, second, max_workers)
         if w in MIX_SHAPES:
             shape[w] = MIX_SHAPES[w]
             scale[w] = workload_scale(model, mixes[w], max_workers, shape[w], w)
         else:
+            first, second, p = mixes[w]
+            caps = job_caps(model, first, second, max_workers)
             shape[w] = fit_shape(template_rows(model, first, second), p, caps, target_rows_per_job(w))
     return JobSize(shape, int(max_workers), scale)
 
