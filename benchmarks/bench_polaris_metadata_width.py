@@ -109,6 +109,13 @@ def measure(seed: int) -> None:
     )
     say(f"one-hot width (paper 21,547): {metadata.authors_one_hot_width(sample)}")
     say(f"largest jobs in the sample (rows): {sample['job_name'].value_counts().head(10).tolist()}")
+    tasks = sample["task_name"].value_counts()
+    say(
+        "sample rows per task name (authors' sample): "
+        + ", ".join(f"{t} {tasks.get(t, 0):,} ({n:,})" for t, n in metadata.AUTHORS_SAMPLE_TASKS.items())
+    )
+    share = pd.crosstab(sample["task_name"], sample["workload"], normalize="columns")
+    say("sample task-name shares per workload:\n" + share[[*ss.MIX_FITTED]].round(3).to_string())
     rng = np.random.default_rng([seed, 5])
     wl = units["workload"].astype(str).to_numpy()
     in_table = np.isin(wl, list(ss.WORKLOADS))
@@ -125,6 +132,9 @@ def measure(seed: int) -> None:
             f"  mix {test['workload'].value_counts().to_dict()}; same-job pairs in 800: "
             f"{sum(pairs.values())} (calibration rows 37)"
         )
+        sub = test[test["workload"].isin(ss.MIX_FITTED)].head(800)
+        say("  task names per workload of the first 800 (calibration rows: first table):")
+        say(pd.crosstab(sub["task_name"], sub["workload"]).to_string())
     for k in range(3):
         say(f"groups, draw {k + 1} of 800 rows of missed jobs:")
         say(group_stats(draw_rows(units, missed, 800, rng)).to_string())
@@ -139,7 +149,10 @@ def main() -> None:
     from schedlab.polaris.calibration import load_calibration_rows
 
     say("calibration rows (800 real rows) per workload:")
-    say(group_stats(load_calibration_rows()).to_string())
+    calibration = load_calibration_rows()
+    say(group_stats(calibration).to_string())
+    sub = calibration[calibration["workload"].isin(("bert", "ctr", "inception", "graphlearn"))]
+    say("calibration rows' task names per workload:\n" + pd.crosstab(sub["task_name"], sub["workload"]).to_string())
     pair_quantile()
     for seed in args.seeds:
         measure(seed)

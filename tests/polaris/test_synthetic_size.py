@@ -52,7 +52,8 @@ def test_fitted_sizes_give_the_target_mean_or_none(calib, mixes):
         target = synthetic_size.target_rows_per_job(w)
         if w in synthetic_size.MIX_SHAPES:  # shape recorded, scale fitted to the mean
             inst = synthetic_size.task_instances(calib, first, second)
-            r, pr = synthetic_size.job_rows_distribution(*inst, p, caps, size.shape[w], size.scale[w])
+            scale = size.template_scales(w, synthetic_size.template_classes(calib, first, second))
+            r, pr = synthetic_size.job_rows_distribution(*inst, p, caps, size.shape[w], scale)
             # the smallest scale reaching it; the rounding to whole workers makes the mean a step
             # function of the scale (coarse without a tail: ctr)
             assert target <= np.sum(pr * r) <= target * 1.01, w
@@ -142,7 +143,7 @@ def test_recorded_shapes_are_the_fit(calib, calib_rows, mixes):
     assert nll_recorded == pytest.approx(nll, abs=0.5), (shapes, synthetic_size.MIX_SHAPES)
     for w, a in shapes.items():
         assert (np.isinf(a) and np.isinf(synthetic_size.MIX_SHAPES[w])) or a == pytest.approx(
-            synthetic_size.MIX_SHAPES[w], abs=0.02
+            synthetic_size.MIX_SHAPES[w], rel=0.02
         ), w
 
 
@@ -204,3 +205,49 @@ def test_stratum_counts_match_a_simulation():
     assert want["missed_share"] == pytest.approx(np.mean(missed), rel=0.03)
     assert want["pairs_rows"] == pytest.approx(np.mean(pairs_rows), rel=0.1)
     assert want["pairs_unseen"] == pytest.approx(np.mean(pairs_unseen), rel=0.1)
+
+
+def test_class_scales_give_the_authors_task_shares(calib, mixes):
+    """Fitted: per workload, the instance-merge rows per task name of the sized jobs take the
+    shares of the authors' counts (``selected_df.value_counts(['task_name', 'workload'])``)."""
+    _, mix = mixes
+    size = synthetic_size.fit_job_size(calib, mix, 461)
+    for w in synthetic_size.MIX_FITTED:
+        first, second, _ = mix[w]
+        caps = synthetic_size.job_caps(calib, first, second, 461)
+        scale = size.template_scales(w, synthetic_size.template_classes(calib, first, second))
+        rows = synthetic_size.task_name_rows(calib, mix[w], caps, size.shape[w], scale, 1)
+        total = sum(rows.values())
+        for t, share in synthetic_size.authors_task_shares(w, rows).items():
+            assert rows[t] / total == pytest.approx(share, rel=0.05, abs=0.002), (w, t)
+    # without the class multipliers bert's ps rows are a tenth of the authors' share
+    first, second, _ = mix["bert"]
+    caps = synthetic_size.job_caps(calib, first, second, 461)
+    flat = synthetic_size.task_name_rows(calib, mix["bert"], caps, size.shape["bert"], size.scale["bert"], 1)
+    assert flat["ps"] / sum(flat.values()) < 0.03
+
+
+def test_task_name_rows_match_the_generated_tables(calib):
+    """:func:`task_name_rows` against the generator's own tables: per task name, the instance-merge
+    rows (each task of a job paired with each of the job's instances) and the sensor-merge rows
+    (times each instance's sensor rows), per ctr job."""
+    n = 6_000
+    tables = synthetic.generate_tables(
+        n, np.random.default_rng(3), calibration=calib, workload=np.full(n, "ctr", dtype=object)
+    )
+    task, inst = tables["pai_task_table"], tables["pai_instance_table"]
+    workers = inst.groupby("job_name").size()  # jobs that never started have none
+    task = task[task.job_name.isin(workers.index)]
+    w = workers.reindex(task.job_name).to_numpy()
+    got1 = pd.Series(w).groupby(task.task_name.to_numpy()).sum() / workers.size
+    got2 = pd.Series(w**2).groupby(task.task_name.to_numpy()).sum() / workers.size
+    meta = fit_metadata(calib, np.random.default_rng(0))
+    size = synthetic.job_size(calib, meta, n)
+    mix = template_mix(meta, calib, "ctr")
+    first, second, _ = mix
+    caps = synthetic_size.job_caps(calib, first, second, size.max_workers)
+    scale = size.template_scales("ctr", synthetic_size.template_classes(calib, first, second))
+    for power, got in ((1, got1), (2, got2)):
+        want = synthetic_size.task_name_rows(calib, mix, caps, size.shape["ctr"], scale, power)
+        for t in ("ps", "worker", "evaluator"):
+            assert got[t] == pytest.approx(want[t], rel=0.1), (power, t, got.to_dict(), want)

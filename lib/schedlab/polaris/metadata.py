@@ -72,6 +72,13 @@ AUTHORS_TASK_WORKLOAD: dict[tuple[str, str], int] = {
     ("OpenmpiWorker", "bert"): 3, ("TensorboardTask", "rl"): 2, ("JupyterTask", "graphlearn"): 2,
     ("ps", "rl"): 2, ("tensorflow", "vgg"): 2,
 }  # fmt: skip
+#: rows per task name of the authors' 100,001-row Table I sample (``polaris-slo-cloud/polaris-ai``
+#: ``ml_data-profiling/alibaba_data-evaluation.ipynb`` cell 76, ``topk_task_names``): a check of
+#: the stand-in's sample, not fitted (the sizes are fitted to :data:`AUTHORS_TASK_WORKLOAD`)
+AUTHORS_SAMPLE_TASKS: dict[str, int] = {
+    "worker": 50_125, "ps": 46_116, "evaluator": 3_495, "PyTorchWorker": 193, "tensorflow": 67,
+    "OssToVolumeWorker": 4, "OpenmpiTracker": 1,
+}  # fmt: skip
 #: workloads without a real calibration row: their jobs are built from pooled rows (invented)
 INVENTED_WORKLOADS: tuple[str, ...] = ("rl", "vgg")
 #: a workload's single user, read off the authors' sample (``04-evaluation.ipynb``, top users):

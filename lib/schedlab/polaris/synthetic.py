@@ -661,7 +661,8 @@ def _workers(
     if size is None:
         return inst_num
     caps = synthetic_size.job_caps(model, first, second, size.max_workers)
-    k = synthetic_size.draw_factor(size, workload, caps, rng)
+    classes = synthetic_size.template_classes(model, first, second)
+    k = synthetic_size.draw_factor(size, workload, caps, rng, classes)
     return np.maximum(np.round(inst_num * k[t_job]), 1).astype(np.int64)
 
 

@@ -78,7 +78,7 @@ SHAPE_RANGE = (1.05, 200.0)
 MIX_FITTED = ("bert", "ctr", "inception", "graphlearn")
 #: their fitted Pareto shapes (inf: no tail), recorded so that a stand-in does not re-run the fit;
 #: ``tests/polaris/test_synthetic_size.py`` re-fits them
-MIX_SHAPES = {"bert": 1.50, "ctr": float("inf"), "inception": 1.11, "graphlearn": 1.06}
+MIX_SHAPES = {"bert": 80.76, "ctr": 2.02, "inception": 1.08, "graphlearn": 1.07}
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,14 @@ class JobSize:
     max_workers: int
     #: per workload, the factor's scale (``K = scale x Pareto draw``; missing: 1)
     scale: dict[str, float] = field(default_factory=dict)
+    #: per workload, a multiplier of the scale per template class (:func:`template_classes`, e.g.
+    #: ``"ps+worker"``; missing: 1), fitted to the authors' task names (:func:`fit_class_scales`)
+    class_scale: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def template_scales(self, w: str, classes: np.ndarray) -> np.ndarray:
+        """The scale of ``K`` for ``w`` jobs of these template classes."""
+        m = self.class_scale.get(w, {})
+        return self.scale.get(w, 1.0) * np.array([m.get(c, 1.0) for c in classes], float)
 
 
 def target_rows_per_job(w: str) -> float:
@@ -171,27 +179,31 @@ def fit_job_size(model: JobModel, mixes: dict, max_workers: int) -> JobSize:
     scale 1 (:func:`fit_shape`)."""
     if max_workers < 1:
         return JobSize({w: float("inf") for w in WORKLOADS}, 0)
-    shape, scale = {}, {}
+    shape, scale, mult = {}, {}, {}
     for w in WORKLOADS:
         if w in MIX_SHAPES:
             shape[w] = MIX_SHAPES[w]
-            scale[w] = workload_scale(model, mixes[w], max_workers, shape[w], w)
+            scale[w], mult[w] = fit_sizes(model, mixes[w], max_workers, shape[w], w)
         else:
             first, second, p = mixes[w]
             caps = job_caps(model, first, second, max_workers)
             shape[w] = fit_shape(template_rows(model, first, second), p, caps, target_rows_per_job(w))
-    return JobSize(shape, int(max_workers), scale)
+    return JobSize(shape, int(max_workers), scale, mult)
 
 
 def draw_factor(
-    size: JobSize, workload: np.ndarray, caps: np.ndarray, rng: np.random.Generator
+    size: JobSize, workload: np.ndarray, caps: np.ndarray, rng: np.random.Generator, classes: np.ndarray | None = None
 ) -> np.ndarray:
-    """``K`` per job: the workload's scale times a Pareto draw (1 for jobs without a workload;
-    no draw with shape inf), clipped at ``caps``. Draws one uniform per job whatever the shapes,
-    so the stream does not depend on them."""
+    """``K`` per job: the workload's scale (times its template class's multiplier, ``classes``:
+    :func:`template_classes` per job) times a Pareto draw (1 for jobs without a workload; no draw
+    with shape inf), clipped at ``caps``. Draws one uniform per job whatever the shapes, so the
+    stream does not depend on them."""
     u = rng.random(workload.size)
     a = np.array([size.shape.get(w, np.inf) if w else np.inf for w in workload], float)
     scale = np.array([size.scale.get(w, 1.0) if w else 1.0 for w in workload], float)
+    if classes is not None:
+        mult = [size.class_scale.get(w, {}).get(c, 1.0) if w else 1.0 for w, c in zip(workload, classes)]
+        scale = scale * np.array(mult, float)
     with np.errstate(divide="ignore"):
         k = np.where(np.isinf(a), 1.0, (1.0 - u) ** (-1.0 / np.where(np.isinf(a), 1.0, a)))
     return np.minimum(scale * k, np.maximum(caps, 1.0))
@@ -203,42 +215,153 @@ def task_instances(model: JobModel, first: np.ndarray, second: np.ndarray) -> tu
     return inst[first].astype(float), np.where(second >= 0, inst[np.maximum(second, 0)], 0.0).astype(float)
 
 
-def job_rows_distribution(
-    inst_first: np.ndarray,
-    inst_second: np.ndarray,
-    p: np.ndarray,
-    caps: np.ndarray,
-    a: float,
-    scale: float = 1.0,
-    nodes: int = 400,
+def _workers_grid(
+    inst_first: np.ndarray, inst_second: np.ndarray, caps: np.ndarray, a: float, scale, nodes: int = 400
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The join rows of one terminated job as a discrete distribution (values, probabilities),
-    as the generator makes them: each task ``max(round(inst x K), 1)`` workers, the job
-    ``tasks x workers^2`` rows, ``K = min(scale x P, cap)`` with ``P ~ Pareto(a)`` on ``[1, inf)``
-    (inf: ``P = 1``) by quadrature over ``v = P(P > k)`` on a log grid down to ``1e-15`` (the tail
-    beyond carries no weight worth counting). Templates: ``inst_first``, ``inst_second`` (0: one
-    task; :func:`task_instances`) with probabilities ``p``."""
+    """Workers of a job per template (rows) and quadrature node (columns), and the nodes' weights:
+    each task ``max(round(inst x K), 1)`` workers, ``K = min(scale x P, cap)``, ``P ~ Pareto(a)``
+    on ``[1, inf)`` (inf: ``P = 1``) by quadrature over ``v = P(P > k)`` on a log grid down to
+    ``1e-15`` (the tail beyond carries no weight worth counting). ``scale``: one, or one per template."""
     if np.isinf(a):
         k, w = np.array([1.0]), np.array([1.0])
     else:
         edges = np.concatenate([[1.0], np.geomspace(1.0, 1e-15, nodes + 1)[1:], [0.0]])
         k = np.sqrt(edges[:-1] * np.maximum(edges[1:], 1e-16)) ** (-1.0 / a)
         w = edges[:-1] - edges[1:]
-    kk = np.minimum(scale * k[None, :], np.maximum(np.asarray(caps, float), 1.0)[:, None])
     i1, i2 = np.asarray(inst_first, float)[:, None], np.asarray(inst_second, float)[:, None]
+    s = np.broadcast_to(np.asarray(scale, float), (i1.shape[0],))[:, None]
+    kk = np.minimum(s * k[None, :], np.maximum(np.asarray(caps, float), 1.0)[:, None])
     workers = np.maximum(np.round(i1 * kk), 1.0) + np.where(i2 > 0, np.maximum(np.round(i2 * kk), 1.0), 0.0)
+    return workers, w
+
+
+def job_rows_distribution(
+    inst_first: np.ndarray,
+    inst_second: np.ndarray,
+    p: np.ndarray,
+    caps: np.ndarray,
+    a: float,
+    scale: float | np.ndarray = 1.0,
+    nodes: int = 400,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The join rows of one terminated job as a discrete distribution (values, probabilities),
+    as the generator makes them: the job ``tasks x workers^2`` rows, workers as
+    :func:`_workers_grid`'s. Templates: ``inst_first``, ``inst_second`` (0: one task;
+    :func:`task_instances`) with probabilities ``p``; ``scale`` one or one per template."""
+    workers, w = _workers_grid(inst_first, inst_second, caps, a, scale, nodes)
+    i2 = np.asarray(inst_second, float)[:, None]
     rows = (1.0 + (i2 > 0)) * workers**2
     return rows.ravel(), (np.asarray(p, float)[:, None] * w[None, :]).ravel()
 
 
+def template_classes(model: JobModel, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Each template's class: its task names, ``"ps+worker"`` or ``"worker"``."""
+    tn = model.meta["task_name"]
+    two = second >= 0
+    out = tn[first].astype(object)
+    out[two] = out[two] + "+" + tn[second[two]].astype(object)
+    return out
+
+
+def task_name_rows(
+    model: JobModel, mix: tuple, caps: np.ndarray, a: float, scale: np.ndarray, power: int
+) -> dict[str, float]:
+    """Expected rows per task name of one ``w`` job (templates ``mix``, per-template ``scale``):
+    every task of a job has ``workers`` rows after the authors' instance merge (``power = 1``:
+    their ``selected_df.value_counts(['task_name', 'workload'])``) and ``workers^2`` after the
+    sensor merge (``power = 2``: the faithful join a Table I sample is drawn from)."""
+    first, second, p = mix
+    workers, w = _workers_grid(*task_instances(model, first, second), caps, a, scale)
+    per_task = p * ((workers**power) @ w)
+    tn = model.meta["task_name"]
+    out: dict[str, float] = {}
+    for names, sel in ((tn[first], slice(None)), (tn[np.maximum(second, 0)], second >= 0)):
+        for t, v in zip(np.asarray(names)[sel].tolist(), per_task[sel].tolist()):
+            out[t] = out.get(t, 0.0) + v
+    return out
+
+
+def authors_task_shares(w: str, names) -> dict[str, float]:
+    """The authors' instance-merge rows of workload ``w`` per task name
+    (:data:`schedlab.polaris.metadata.AUTHORS_TASK_WORKLOAD`) as shares over ``names`` (the task
+    names the stand-in's ``w`` templates hold); empty when they have none of them."""
+    from schedlab.polaris.metadata import AUTHORS_TASK_WORKLOAD
+
+    counts = {t: float(AUTHORS_TASK_WORKLOAD.get((t, w), 0)) for t in names}
+    total = sum(counts.values())
+    return {t: c / total for t, c in counts.items()} if total else {}
+
+
+#: iterations and damping of :func:`fit_class_scales`' multiplicative updates
+CLASS_ITERATIONS = 80
+CLASS_STEP = 0.5
+#: alternations of the class multipliers and the workload's scale in :func:`fit_sizes`
+SIZE_ROUNDS = 3
+
+
+def fit_class_scales(
+    model: JobModel, mix: tuple, caps: np.ndarray, a: float, scale: float, w: str
+) -> dict[str, float]:
+    """Multipliers of ``scale`` per template class (:func:`template_classes`) whose instance-merge
+    rows per task name (:func:`task_name_rows`, ``power = 1``) take the authors' shares
+    (:func:`authors_task_shares`). Multiplicative updates from one common scale: each class's
+    multiplier times the geometric mean of ``(target / model share)^CLASS_STEP`` over its task
+    names, :data:`CLASS_ITERATIONS` times, within ``[1/64, 64]`` (the rounding to whole workers
+    makes the shares step functions, so no gradient). A workload has more classes than task
+    names; starting from one scale and moving every class by its own names' misfit keeps the
+    classes that need no change near it. ``{}`` when the authors' counts lack the task names."""
+    first, second, _ = mix
+    cls = template_classes(model, first, second)
+    classes = sorted(set(cls.tolist()))
+    names = sorted(task_name_rows(model, mix, caps, a, np.full(first.size, scale), 1))
+    target = authors_task_shares(w, names)
+    if not target or len(names) < 2:
+        return {}
+    index = np.searchsorted(classes, cls)
+    members = [[n for n in names if n in c.split("+") and target[n] > 0] for c in classes]
+    log_m = np.zeros(len(classes))
+    for _ in range(CLASS_ITERATIONS):
+        rows = task_name_rows(model, mix, caps, a, scale * np.exp(log_m[index]), 1)
+        total = sum(rows.values())
+        gap = {n: np.log(target[n] / max(rows.get(n, 0.0) / total, 1e-12)) for n in names if target[n] > 0}
+        step = np.array([np.mean([gap[n] for n in m]) if m else 0.0 for m in members])
+        log_m = np.clip(log_m + CLASS_STEP * step, -np.log(64.0), np.log(64.0))
+    return {c: float(np.exp(v)) for c, v in zip(classes, log_m)}
+
+
+def fit_sizes(
+    model: JobModel, mix: tuple, max_workers: int, a: float, w: str
+) -> tuple[float, dict[str, float]]:
+    """The scale and class multipliers of ``w`` jobs with shape ``a``: :func:`fit_class_scales`
+    and :func:`fit_scale` (mean rows per job :func:`target_rows_per_job`) in turn,
+    :data:`SIZE_ROUNDS` times. Returns ``(scale, class_scale)``."""
+    first, second, p = mix
+    caps = job_caps(model, first, second, max_workers)
+    inst = task_instances(model, first, second)
+    cls = template_classes(model, first, second)
+    scale, mult = fit_scale(*inst, p, caps, a, target_rows_per_job(w)), {}
+    for _ in range(SIZE_ROUNDS):
+        mult = fit_class_scales(model, mix, caps, a, scale, w)
+        rel = np.array([mult.get(c, 1.0) for c in cls])
+        scale = fit_scale(*inst, p, caps, a, target_rows_per_job(w), rel)
+    return scale, mult
+
+
 def fit_scale(
-    inst_first: np.ndarray, inst_second: np.ndarray, p: np.ndarray, caps: np.ndarray, a: float, target: float
+    inst_first: np.ndarray,
+    inst_second: np.ndarray,
+    p: np.ndarray,
+    caps: np.ndarray,
+    a: float,
+    target: float,
+    rel: np.ndarray | float = 1.0,
 ) -> float:
-    """The scale whose mean rows per job (:func:`job_rows_distribution`) reach ``target``: the
-    smallest in ``[1/64, 64]`` (bisection on its logarithm; the mean rises with it, in steps)."""
+    """The scale whose mean rows per job (:func:`job_rows_distribution`, template ``k``'s scale
+    that times ``rel[k]``) reach ``target``: the smallest in ``[1/64, 64]`` (bisection on its
+    logarithm; the mean rises with it, in steps)."""
 
     def mean(log_scale: float) -> float:
-        r, pr = job_rows_distribution(inst_first, inst_second, p, caps, a, float(np.exp(log_scale)))
+        r, pr = job_rows_distribution(inst_first, inst_second, p, caps, a, np.exp(log_scale) * np.asarray(rel))
         return float(np.sum(pr * r))
 
     lo, hi = np.log(1 / 64), np.log(64.0)
@@ -255,20 +378,11 @@ def fit_scale(
 def workload_rows(model: JobModel, mix: tuple, size: JobSize, w: str) -> tuple[np.ndarray, np.ndarray]:
     """:func:`job_rows_distribution` of a terminated ``w`` job: its templates ``mix = (first,
     second, p)`` (:func:`schedlab.polaris.metadata.template_mix`), capped at ``size``'s largest
-    job, with ``size``'s shape and scale for ``w``."""
+    job, with ``size``'s shape, scale and class multipliers for ``w``."""
     first, second, p = mix
     caps = job_caps(model, first, second, size.max_workers)
-    return job_rows_distribution(
-        *task_instances(model, first, second), p, caps, size.shape[w], size.scale.get(w, 1.0)
-    )
-
-
-def workload_scale(model: JobModel, mix: tuple, max_workers: int, a: float, w: str) -> float:
-    """:func:`fit_scale` for a ``w`` job with templates ``mix`` (as :func:`workload_rows`'),
-    capped at ``max_workers``, shape ``a`` and :func:`target_rows_per_job` as the target."""
-    first, second, p = mix
-    caps = job_caps(model, first, second, max_workers)
-    return fit_scale(*task_instances(model, first, second), p, caps, a, target_rows_per_job(w))
+    scale = size.template_scales(w, template_classes(model, first, second))
+    return job_rows_distribution(*task_instances(model, first, second), p, caps, size.shape[w], scale)
 
 
 def sample_job_counts(
@@ -341,13 +455,13 @@ def fit_test_mix_shapes(
     lo = SHAPE_RANGE[0]
 
     def size_for(x: np.ndarray) -> JobSize:
-        shape, scale = dict(base.shape), {}
+        shape, scale, mult = dict(base.shape), {}, {}
         for w, xx in zip(MIX_FITTED, x):
             a = lo + float(np.exp(xx))
             a = float("inf") if a > SHAPE_RANGE[1] else a
             shape[w] = a
-            scale[w] = workload_scale(model, mixes[w], max_workers, a, w)
-        return JobSize(shape, int(max_workers), scale)
+            scale[w], mult[w] = fit_sizes(model, mixes[w], max_workers, a, w)
+        return JobSize(shape, int(max_workers), scale, mult)
 
     def nll(x: np.ndarray) -> float:
         u = missed_rows(model, mixes, size_for(x), sample_rows)
