@@ -152,7 +152,10 @@ def main() -> None:
     calibration = load_calibration_rows()
     say(group_stats(calibration).to_string())
     sub = calibration[calibration["workload"].isin(("bert", "ctr", "inception", "graphlearn"))]
-    say("calibration rows' task names per workload:\n" + pd.crosstab(sub["task_name"], sub["workload"]).to_string())
+    say(
+        "calibration rows' task names per workload:\n"
+        + pd.crosstab(sub["task_name"], sub["workload"]).to_string()
+    )
     pair_quantile()
     for seed in args.seeds:
         measure(seed)

@@ -192,7 +192,11 @@ def fit_job_size(model: JobModel, mixes: dict, max_workers: int) -> JobSize:
 
 
 def draw_factor(
-    size: JobSize, workload: np.ndarray, caps: np.ndarray, rng: np.random.Generator, classes: np.ndarray | None = None
+    size: JobSize,
+    workload: np.ndarray,
+    caps: np.ndarray,
+    rng: np.random.Generator,
+    classes: np.ndarray | None = None,
 ) -> np.ndarray:
     """``K`` per job: the workload's scale (times its template class's multiplier, ``classes``:
     :func:`template_classes` per job) times a Pareto draw (1 for jobs without a workload; no draw
@@ -361,7 +365,9 @@ def fit_scale(
     logarithm; the mean rises with it, in steps)."""
 
     def mean(log_scale: float) -> float:
-        r, pr = job_rows_distribution(inst_first, inst_second, p, caps, a, np.exp(log_scale) * np.asarray(rel))
+        r, pr = job_rows_distribution(
+            inst_first, inst_second, p, caps, a, np.exp(log_scale) * np.asarray(rel)
+        )
         return float(np.sum(pr * r))
 
     lo, hi = np.log(1 / 64), np.log(64.0)
