@@ -324,7 +324,7 @@ rep
 # 999 test rows' five metadata columns, 3.6 of 5 per row. A row drawn from all rows outside the
 # sample nearly always belongs to a job the sample holds (a job with many rows is almost surely in
 # it), so its job name and group are known: about 4.9 values per row on the paper-size stand-in
-# against 3.7 for rows of jobs the sample does not hold (docs/polaris.md). So the default
+# against 3.6-3.7 for rows of jobs the sample does not hold (docs/polaris.md). So the default
 # (`duration_test_exclude: jobs`) draws rows of jobs with no row in the sample; `rows` is the other
 # reading.
 

@@ -22,29 +22,53 @@ its template, and the templates' means fall short of what the real counts requir
   1/565; the first, the rl job, 2,150), i.e. about 170,000-210,000 join rows: 300-460 workers
   of a one- or two-task job.
 
+* Every task of a job has as many instance-merge rows as the job has workers, so the authors'
+  rows per task name after that merge (:data:`schedlab.polaris.metadata.AUTHORS_TASK_WORKLOAD`)
+  weigh jobs by workers, and a sample weighs them by workers squared. With one size model per
+  workload, a bert ``ps`` job is as big as a bert single worker: bert's ``ps`` rows came out 1.5 %
+  of its instance-merge rows (authors 16.4 %) and 0.7 % of its sample rows (the authors' profile 9
+  alone holds 11,604 of their 29,818 bert sample rows, 39 %), ctr's evaluator rows 1.6 % (11.7 %).
+
 The model: a workload job's tasks each get ``max(round(inst_num x K), 1)`` workers (instance and
 sensor rows; ``inst_num``, a feature, stays the template's), one ``K`` per job,
-``K = min(scale_w x P, cap)``, ``P ~ Pareto(a_w)`` on ``[1, inf)`` (``P(P > k) = k^-a``), the cap
-where the job would have more join rows than the trace's largest job, the planted top job
+``K = min(scale_w x m_wc x P, cap)``, ``P ~ Pareto(a_w)`` on ``[1, inf)`` (``P(P > k) = k^-a``),
+``m_wc`` the multiplier of the job's template class ``c`` (its task names, :func:`template_classes`),
+the cap where the job would have more join rows than the trace's largest job, the planted top job
 (:func:`schedlab.polaris.planted.planted_top_job_instances` workers of one task: 461 at the real
 trace's size, 212,521 rows, about 580 rows of a 100,001-row sample; a two-task job then has at most
 326 workers).
 
-* bert, ctr, inception, graphlearn (:data:`MIX_FITTED`): the shape ``a_w`` is **fitted**
-  (:func:`fit_test_mix_shapes`, recorded in :data:`MIX_SHAPES`) to the calibration rows' workloads
-  read as rows drawn from the jobs a Table I sample misses (:func:`missed_rows`), the scale
-  ``scale_w`` to :func:`target_rows_per_job` (:func:`fit_scale`). Fitted: bert 1.50, inception
-  1.11, graphlearn 1.06 (the searched range's end) with scales 0.16-0.18 (most jobs have fewer
-  workers than planned instances, a few very many), ctr no tail with scale 0.78.
-* The others (at most 4 calibration rows each): scale 1 and ``a_w`` fitted to the mean alone
-  (:func:`fit_shape`, bisection; inf, no extra workers, where the templates already reach it: nmt,
-  resnet, vgg, xlnet, whose terminated share is lowered instead).
+* bert, ctr, inception, graphlearn (:data:`MIX_FITTED`), all **fitted**:
+  * the class multipliers to the authors' instance-merge rows per task name of the workload
+    (:func:`fit_class_scales`; :func:`task_name_rows` with ``power = 1``);
+  * the scale to :func:`target_rows_per_job` (:func:`fit_scale`), the two in turn
+    (:func:`fit_sizes`);
+  * the shape to the calibration rows' workloads read as rows drawn from the jobs a Table I
+    sample misses (:func:`fit_test_mix_shapes`, :func:`missed_rows`; recorded in
+    :data:`MIX_SHAPES`): bert 80.8 (no tail to speak of), ctr 2.02, inception 1.08, graphlearn
+    1.07 (near the searched range's end).
+  Bert's ``ps`` jobs thus have 9.3 times the scale of the workload (0.76), its single workers 0.46
+  times; ctr's evaluator jobs 41 times (0.33), its ``ps`` + worker jobs 0.73 times.
+* The others (at most 4 calibration rows each): scale 1, no class multipliers, and ``a_w`` fitted
+  to the mean alone (:func:`fit_shape`, bisection; inf, no extra workers, where the templates
+  already reach it: nmt, resnet, vgg, xlnet, whose terminated share is lowered instead).
 
-Checks, not fitted (:func:`sample_job_counts`; tests/polaris/test_synthetic_size.py): the
-calibration rows hold 37 pairs of rows of one job within a workload; read as drawn from the missed
-jobs the model expects 45.0 (Poisson P(X <= 37) about 0.13), read as drawn from all rows 430; the
-sizes fitted to the mean alone expected 95 under the same reading. The one-hot width of the
-sample (docs/polaris.md). The Pareto form, the scale below 1 and the clipping are assumptions.
+Checks, not fitted (:func:`sample_job_counts`, :func:`task_name_rows` with ``power = 2``;
+tests/polaris/test_synthetic_size.py):
+
+* a Table I sample's rows per task name against the authors' sample
+  (:data:`schedlab.polaris.metadata.AUTHORS_SAMPLE_TASKS`): worker 49,939 (50,125), ps 44,699
+  (46,116), evaluator 3,864 (3,495); PyTorchWorker 516 (193) and tensorflow 982 (67) are too
+  common. The authors' counts point to many one-instance tensorflow jobs (22,248 of bert's
+  instance-merge rows, 67 sample rows), which a size multiplier cannot make: it makes the jobs
+  bigger, not more numerous;
+* the calibration rows hold 37 pairs of rows of one job within a workload. Read as drawn from the
+  missed jobs the model expects 22.7: too few (Poisson P(X >= 37) 0.004; one scale per workload
+  expected 45.0). Read as drawn from all rows far more; the sizes fitted to the mean alone expected
+  95 under the first reading;
+* the one-hot width of the sample and the groups of drawn test rows (docs/polaris.md).
+
+The Pareto form, the scale below 1, the class multipliers and the clipping are assumptions.
 
 Examples
 --------
@@ -59,6 +83,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from schedlab.polaris.job_model import JobModel
+from schedlab.polaris.metadata import AUTHORS_TASK_WORKLOAD
 from schedlab.polaris.schema import (
     JOB_STATUS_COUNTS,
     TABLE_I_SIZES,
@@ -289,8 +314,6 @@ def authors_task_shares(w: str, names) -> dict[str, float]:
     """The authors' instance-merge rows of workload ``w`` per task name
     (:data:`schedlab.polaris.metadata.AUTHORS_TASK_WORKLOAD`) as shares over ``names`` (the task
     names the stand-in's ``w`` templates hold); empty when they have none of them."""
-    from schedlab.polaris.metadata import AUTHORS_TASK_WORKLOAD
-
     counts = {t: float(AUTHORS_TASK_WORKLOAD.get((t, w), 0)) for t in names}
     total = sum(counts.values())
     return {t: c / total for t, c in counts.items()} if total else {}
