@@ -76,3 +76,19 @@ def test_panel_summary_on_the_real_rows(tmp_path):
     s = panel.panel_summary(rows, hp, panel_grid, best, rescored)
     assert s["n_rows"] == 800 and set(s["best"]) == {"hdbscan", "optics"}
     assert isinstance(s["best"]["hdbscan"]["n_clusters"], int)
+
+
+def test_profile_kinds_leave_noise_out_and_count_the_authors_kinds():
+    """Each profile's kind is its majority (workload, task name); noise rows count for nothing; the
+    authors' 26 profiles have 10 kinds (their evaluation notebook, planted.AUTHORS_PROFILES)."""
+    df = pd.DataFrame(
+        {
+            "workload": ["bert"] * 3 + ["ctr"] * 2 + ["rl"] * 5,
+            "task_name": ["ps", "ps", "worker", "evaluator", "evaluator", *["worker"] * 5],
+            "profile": [0, 0, 0, 1, 1, -1, -1, -1, -1, -1],
+        }
+    )
+    k = pipeline.profile_kinds(df)
+    assert k["kinds"] == {"bert/ps": 1, "ctr/evaluator": 1}
+    assert sum(k["authors"].values()) == 26 and len(k["authors"]) == 10
+    assert k["matched"] == 2 and "rl/worker" in k["missing"] and k["extra"] == []

@@ -342,6 +342,36 @@ def heatmap_table(df: pd.DataFrame, columns=HEATMAP_COLUMNS, *, top: int | None)
     return pd.concat(heat, ignore_index=True)[["column", "value", "profile", "rows"]]
 
 
+def profile_kinds(df: pd.DataFrame) -> dict:
+    """Each profile's kind, its most common workload and task name (``"bert/ps"``), against the
+    kinds of the authors' 26 profiles (:data:`schedlab.polaris.planted.AUTHORS_PROFILES`, 10
+    kinds): ``kinds`` (kind -> profiles), ``authors`` (kind -> their profiles), ``matched`` (how many
+    of the authors' kinds have a profile), ``missing`` and ``extra`` kinds. ``df``: the sample with
+    ``workload``, ``task_name`` and ``profile`` (-1: noise, left out).
+
+    >>> d = pd.DataFrame({"workload": ["bert", "bert", "ctr"], "task_name": ["ps", "ps", "worker"],
+    ...                   "profile": [0, 0, 1]})
+    >>> k = profile_kinds(d)
+    >>> k["kinds"], k["matched"], k["missing"][:2]
+    ({'bert/ps': 1, 'ctr/worker': 1}, 2, ['bert/worker', 'ctr/evaluator'])
+    """
+    from schedlab.polaris.planted import AUTHORS_PROFILES
+
+    clustered = df[df["profile"] >= 0]
+    kind = (clustered["workload"].astype(str) + "/" + clustered["task_name"].astype(str)).groupby(
+        clustered["profile"].to_numpy()
+    )
+    ours = kind.agg(lambda k: k.value_counts().sort_index().idxmax()).value_counts().sort_index()
+    authors = pd.Series([f"{w}/{t}" for _, w, t, _ in AUTHORS_PROFILES]).value_counts().sort_index()
+    return {
+        "kinds": {k: int(v) for k, v in ours.items()},
+        "authors": {k: int(v) for k, v in authors.items()},
+        "matched": int(authors.index.isin(ours.index).sum()),
+        "missing": sorted(set(authors.index) - set(ours.index)),
+        "extra": sorted(set(ours.index) - set(authors.index)),
+    }
+
+
 #: how Figure 5's test rows avoid the sample (:func:`unseen_jobs`)
 UNSEEN_MODES = ("jobs", "rows")
 _NO_UNSEEN = (
