@@ -146,12 +146,13 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="also append the printed lines to this file")
     args = ap.parse_args()
     _report.OUT = Path(args.out) if args.out else None
+    from schedlab.polaris import synthetic_size as ss
     from schedlab.polaris.calibration import load_calibration_rows
 
     say("calibration rows (800 real rows) per workload:")
     calibration = load_calibration_rows()
     say(group_stats(calibration).to_string())
-    sub = calibration[calibration["workload"].isin(("bert", "ctr", "inception", "graphlearn"))]
+    sub = calibration[calibration["workload"].isin(ss.MIX_FITTED)]
     say(
         "calibration rows' task names per workload:\n"
         + pd.crosstab(sub["task_name"], sub["workload"]).to_string()

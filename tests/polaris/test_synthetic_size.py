@@ -137,7 +137,9 @@ def test_the_calibration_rows_workloads_are_those_of_the_missed_jobs(calib, cali
 
 
 @pytest.mark.long
-@pytest.mark.timeout(3600)  # 24.6 min at load 1-2 on 2 cores (2026-11-28): each likelihood fits the class sizes
+@pytest.mark.timeout(
+    3600
+)  # 24.6 min at load 1-2 on 2 cores (2026-11-28): each likelihood fits the class sizes
 def test_recorded_shapes_are_the_fit(calib, calib_rows, mixes):
     """Re-fit the recorded :data:`MIX_SHAPES` (about 25 min): their likelihood is the optimum's."""
     _, mix = mixes
@@ -221,10 +223,7 @@ def test_class_scales_give_the_authors_task_shares(calib, mixes, sized):
     _, mix = mixes
     size = sized
     for w in synthetic_size.MIX_FITTED:
-        first, second, _ = mix[w]
-        caps = synthetic_size.job_caps(calib, first, second, 461)
-        scale = size.template_scales(w, synthetic_size.template_classes(calib, first, second))
-        rows = synthetic_size.task_name_rows(calib, mix[w], caps, size.shape[w], scale, 1)
+        rows = synthetic_size.workload_task_rows(calib, mix[w], size, w, 1)
         total = sum(rows.values())
         for t, share in synthetic_size.authors_task_shares(w, rows).items():
             assert rows[t] / total == pytest.approx(share, rel=0.05, abs=0.002), (w, t)
@@ -252,11 +251,8 @@ def test_task_name_rows_match_the_generated_tables(calib):
     meta = fit_metadata(calib, np.random.default_rng(0))
     size = synthetic.job_size(calib, meta, n)
     mix = template_mix(meta, calib, "ctr")
-    first, second, _ = mix
-    caps = synthetic_size.job_caps(calib, first, second, size.max_workers)
-    scale = size.template_scales("ctr", synthetic_size.template_classes(calib, first, second))
     for power, got in ((1, got1), (2, got2)):
-        want = synthetic_size.task_name_rows(calib, mix, caps, size.shape["ctr"], scale, power)
+        want = synthetic_size.workload_task_rows(calib, mix, size, "ctr", power)
         for t in ("ps", "worker", "evaluator"):
             assert got[t] == pytest.approx(want[t], rel=0.1), (power, t, got.to_dict(), want)
 
@@ -274,10 +270,7 @@ def test_sample_task_names_against_the_authors_sample(calib, mixes, sized):
     sample = _table_i_sample_rows()
     got: dict[str, float] = {}
     for w in WORKLOADS:
-        first, second, _ = mix[w]
-        caps = synthetic_size.job_caps(calib, first, second, 461)
-        scale = sized.template_scales(w, synthetic_size.template_classes(calib, first, second))
-        rows = synthetic_size.task_name_rows(calib, mix[w], caps, sized.shape[w], scale, 2)
+        rows = synthetic_size.workload_task_rows(calib, mix[w], sized, w, 2)
         total = sum(rows.values())
         for t, r in rows.items():
             got[t] = got.get(t, 0.0) + sample[w] * r / total

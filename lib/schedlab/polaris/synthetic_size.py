@@ -340,7 +340,7 @@ def fit_class_scales(
     first, second, _ = mix
     cls = template_classes(model, first, second)
     classes = sorted(set(cls.tolist()))
-    names = sorted(task_name_rows(model, mix, caps, a, np.full(first.size, scale), 1))
+    names = sorted({t for c in classes for t in c.split("+")})
     target = authors_task_shares(w, names)
     if not target or len(names) < 2:
         return {}
@@ -412,6 +412,15 @@ def workload_rows(model: JobModel, mix: tuple, size: JobSize, w: str) -> tuple[n
     caps = job_caps(model, first, second, size.max_workers)
     scale = size.template_scales(w, template_classes(model, first, second))
     return job_rows_distribution(*task_instances(model, first, second), p, caps, size.shape[w], scale)
+
+
+def workload_task_rows(model: JobModel, mix: tuple, size: JobSize, w: str, power: int) -> dict[str, float]:
+    """:func:`task_name_rows` of a ``w`` job with templates ``mix`` as ``size`` sizes it (its largest
+    job, shape, scale and class multipliers), as :func:`workload_rows` is for the job's rows."""
+    first, second, _ = mix
+    caps = job_caps(model, first, second, size.max_workers)
+    scale = size.template_scales(w, template_classes(model, first, second))
+    return task_name_rows(model, mix, caps, size.shape[w], scale, power)
 
 
 def sample_job_counts(
