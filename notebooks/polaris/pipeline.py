@@ -42,7 +42,6 @@ overrides = {}  # this run only, e.g. {"seed": 1}; params.yaml stays the source
 
 # %%
 from schedlab.notebooks import stage_params
-
 params = stage_params("polaris/pipeline", profile, overrides)
 globals().update(params.values)  # every parameter becomes a variable of this notebook
 params
@@ -75,8 +74,7 @@ print(LABEL, work)
 planted_ready = None
 if not trace_dir and planted:
     planted_ready = pipeline.prepare_planted_in_background(
-        out.root, n_jobs, seed, planted=planted, join=join, memory_limit=memory_limit
-    )
+        out.root, n_jobs, seed, planted=planted, join=join, memory_limit=memory_limit)
 with pipeline.timed(timings, "synthesize_s"):
     tdir = pipeline.trace_folder(trace_dir, work, n_jobs, seed)
 with pipeline.timed(timings, "ingest_join_s"):
@@ -105,37 +103,20 @@ else:
     from schedlab.polaris import calibration, realism
 
     with pipeline.timed(timings, "realism_s"):
-        realism_table = realism.realism_table(
-            calibration.load_calibration_rows(), realism_folds, np.random.default_rng(seed)
-        )
+        realism_table = realism.realism_table(calibration.load_calibration_rows(), realism_folds,
+                                              np.random.default_rng(seed))
     io.atomic_write_text(out.results("pipeline_realism.csv"), realism_table.to_csv(index=False))
-    show = realism_table[
-        [
-            "version",
-            "workload",
-            "n_real",
-            "n_synth",
-            "auc",
-            "auc_sd",
-            "auc_cat",
-            "coverage",
-            "ks_max",
-            "ks_fail",
-        ]
-    ]
+    show = realism_table[["version", "workload", "n_real", "n_synth", "auc", "auc_sd", "auc_cat", "coverage",
+                          "ks_max", "ks_fail"]]
     display(show.round(3))
     tested = show[show.workload != "all"]
-    display(
-        Markdown(
-            f"Numeric AUC per workload {tested.auc.min():.2f}-{tested.auc.max():.2f} "
-            f"(goal <= 0.7: {'met' if (tested.auc <= 0.7).all() else 'NOT met'}); categorical AUC "
-            f"{tested.auc_cat.min():.2f}-{tested.auc_cat.max():.2f} (goal <= 0.65: "
-            f"{'met' if (tested.auc_cat <= 0.65).all() else 'NOT met'}); coverage "
-            f"{tested.coverage.min():.2f}-{tested.coverage.max():.2f} (goal >= 0.95: "
-            f"{'met' if (tested.coverage >= 0.95).all() else 'NOT met'}); features failing KS "
-            f"at p < 0.01: {int(tested.ks_fail.sum())} over {len(tested)} workloads x 17 features."
-        )
-    )
+    display(Markdown(f"Numeric AUC per workload {tested.auc.min():.2f}-{tested.auc.max():.2f} "
+                     f"(goal <= 0.7: {'met' if (tested.auc <= 0.7).all() else 'NOT met'}); categorical AUC "
+                     f"{tested.auc_cat.min():.2f}-{tested.auc_cat.max():.2f} (goal <= 0.65: "
+                     f"{'met' if (tested.auc_cat <= 0.65).all() else 'NOT met'}); coverage "
+                     f"{tested.coverage.min():.2f}-{tested.coverage.max():.2f} (goal >= 0.95: "
+                     f"{'met' if (tested.coverage >= 0.95).all() else 'NOT met'}); features failing KS "
+                     f"at p < 0.01: {int(tested.ks_fail.sum())} over {len(tested)} workloads x 17 features."))
 
 # %% [markdown]
 # ## Table I: stratified sampling by workload
@@ -152,18 +133,10 @@ t1
 
 # %%
 X = sample[list(FEATURES)].to_numpy(float)
-hp = hopkins.hopkins_panel(
-    X,
-    [m for m in hopkins_sizes if m <= len(X)],
-    rng=np.random.default_rng([seed, 3]),
-    repeats=hopkins_repeats,
-)
-t2 = scoring.fixed_label_silhouettes(
-    grid.transform(X, "standard_scaler"),
-    sample,
-    sample_size=min(table2_sample, len(X)),
-    rng=np.random.default_rng([seed, 4]),
-)
+hp = hopkins.hopkins_panel(X, [m for m in hopkins_sizes if m <= len(X)], rng=np.random.default_rng([seed, 3]),
+                           repeats=hopkins_repeats)
+t2 = scoring.fixed_label_silhouettes(grid.transform(X, "standard_scaler"), sample, sample_size=min(table2_sample, len(X)),
+                                     rng=np.random.default_rng([seed, 4]))
 io.atomic_write_text(out.results("pipeline_hopkins.csv"), hp.assign(data=LABEL).to_csv(index=False))
 io.atomic_write_text(out.results("pipeline_table2.csv"), t2.rename_axis("labels").assign(data=LABEL).to_csv())
 print(LABEL, "Hopkins by sampling size:", hp.groupby("sampling_size").hopkins.mean().round(4).to_dict())
@@ -173,42 +146,22 @@ t2
 # ## Tables III/IV: the clustering grid (cached per configuration; resumes if interrupted)
 
 # %%
-cfgs = grid.configs(
-    algorithms=algorithms, transforms=transforms, metrics=metrics, min_cluster_sizes=min_cluster_sizes
-)
+cfgs = grid.configs(algorithms=algorithms, transforms=transforms, metrics=metrics, min_cluster_sizes=min_cluster_sizes)
 with pipeline.timed(timings, "grid_s"), parallel.executor(grid_scheduler or grid_n_jobs) as ex:
-    table = grid.run_grid(
-        X,
-        cfgs,
-        work / "grid_cache",
-        executor=ex,
-        seed=seed,
-        silhouette_sample=silhouette_sample or None,
-        optics_subsample=optics_subsample or None,
-        progress=False,
-    )
+    table = grid.run_grid(X, cfgs, work / "grid_cache", executor=ex, seed=seed,
+                          silhouette_sample=silhouette_sample or None,
+                          optics_subsample=optics_subsample or None, progress=False)
 # per-run wall/CPU seconds change from run to run: kept apart, under results/polaris/timings/
-stagetimes.write_timed(
-    out,
-    table.assign(data=LABEL),
-    "pipeline_grid.csv",
-    timing_columns=grid.TIMING_COLUMNS,
-    key_columns=[*grid.RUN_COLUMNS, "data"],
-)
+stagetimes.write_timed(out, table.assign(data=LABEL), "pipeline_grid.csv", timing_columns=grid.TIMING_COLUMNS,
+                       key_columns=[*grid.RUN_COLUMNS, "data"])
 t4 = grid.summary(table)
 io.atomic_write_text(out.results("pipeline_table4.csv"), t4.assign(data=LABEL).to_csv(index=False))
 paper_grid = paper_values("polaris", "grid.")
 for a in table.algorithm.unique():
     fig = plots.score_vs_parameters(
-        table[table.algorithm == a],
-        "scores_v1",
-        label=LABEL,
-        transform_col="transform",
+        table[table.algorithm == a], "scores_v1", label=LABEL, transform_col="transform",
         title=f"ACQUIRES of our {a.upper()} runs by grid parameter (Table III; {len(X):,}-row sample)",
-        reference={
-            f"authors' best {a.upper()} run (REAL, 100,001 rows)": paper_grid[f"grid.{a}.best.acquires"]
-        },
-    )
+        reference={f"authors' best {a.upper()} run (REAL, 100,001 rows)": paper_grid[f"grid.{a}.best.acquires"]})
     out.savefig(fig, f"pipeline_{a}_scorev1_by_parameter")
 t4
 
@@ -227,14 +180,10 @@ t4
 # %%
 df, run = pipeline.attach_profiles(sample, table, work / "grid_cache", algorithm="hdbscan")
 df["profile"] = df["profile"].astype(int)
-print(
-    f"{LABEL} best HDBSCAN: {run['transform']}, {run.metric}, {run.min_cluster_size}: {run.n_clusters} profiles, "
-    f"{run.n_outliers} outliers, ACQUIRES {run.scores_v1:.4f}"
-)
+print(f"{LABEL} best HDBSCAN: {run['transform']}, {run.metric}, {run.min_cluster_size}: {run.n_clusters} profiles, "
+      f"{run.n_outliers} outliers, ACQUIRES {run.scores_v1:.4f}")
 stds = plots.profile_std_table(df, list(FEATURES))
-io.atomic_write_text(
-    out.results("pipeline_fig4_profile_std.csv"), stds.assign(data=LABEL).to_csv(index=False)
-)
+io.atomic_write_text(out.results("pipeline_fig4_profile_std.csv"), stds.assign(data=LABEL).to_csv(index=False))
 out.savefig(plots.feature_boxplots_grid(df, list(FEATURES), label=LABEL), "pipeline_fig4_all_features")
 for f in ["cpu_usage", "gpu_wrk_util"]:
     out.savefig(plots.feature_boxplots(df, f, label=LABEL), f"pipeline_fig4_{f}")
@@ -244,10 +193,8 @@ heat = pipeline.heatmap_table(df, top=heatmap_top)
 io.atomic_write_text(out.results("pipeline_fig4_heatmaps.csv"), heat.assign(data=LABEL).to_csv(index=False))
 # each profile's kind (its most common workload and task name) against the authors' 26 profiles' 10 kinds
 kinds = pipeline.profile_kinds(df)
-print(
-    f"{LABEL} profile kinds: {kinds['matched']} of the authors' {len(kinds['authors'])}; ours {kinds['kinds']}; "
-    f"missing {kinds['missing']}; not among the authors' {kinds['extra']}"
-)
+print(f"{LABEL} profile kinds: {kinds['matched']} of the authors' {len(kinds['authors'])}; ours {kinds['kinds']}; "
+      f"missing {kinds['missing']}; not among the authors' {kinds['extra']}")
 stds.pivot(index="profile", columns="feature", values="std")[list(FEATURES)].round(3)
 
 # %% [markdown]
@@ -260,20 +207,12 @@ stds.pivot(index="profile", columns="feature", values="std")[list(FEATURES)].rou
 # run's `avg_silhouette`. Profile numbers are arbitrary cluster ids, not the paper's.
 
 # %%
-prof_sil = scoring.per_profile_silhouettes(
-    grid.transform(X, run["transform"]), df.profile.to_numpy(), run.metric
-)
-io.atomic_write_text(
-    out.results("pipeline_profile_silhouettes.csv"), prof_sil.assign(data=LABEL).to_csv(index=False)
-)
+prof_sil = scoring.per_profile_silhouettes(grid.transform(X, run["transform"]), df.profile.to_numpy(), run.metric)
+io.atomic_write_text(out.results("pipeline_profile_silhouettes.csv"), prof_sil.assign(data=LABEL).to_csv(index=False))
 clustered_sil = prof_sil[prof_sil.profile >= 0]
 weighted = float((clustered_sil.silhouette * clustered_sil.rows).sum() / clustered_sil.rows.sum())
-print(
-    f"{LABEL}: size-weighted mean over profiles {weighted:.4f}; the run's avg_silhouette {run.avg_silhouette:.4f}"
-)
-out.savefig(
-    plots.profile_silhouettes(prof_sil, label=LABEL, overall=weighted), "pipeline_profile_silhouettes"
-)
+print(f"{LABEL}: size-weighted mean over profiles {weighted:.4f}; the run's avg_silhouette {run.avg_silhouette:.4f}")
+out.savefig(plots.profile_silhouettes(prof_sil, label=LABEL, overall=weighted), "pipeline_profile_silhouettes")
 prof_sil.round(3)
 
 # %% [markdown]
@@ -310,22 +249,13 @@ else:
         planted_ready.result()  # the second stand-in, written in the background since the trace cell
     with pipeline.timed(timings, "planted_s"):
         planted_rec, planted_df = pipeline.planted_recovery_run(
-            out.root,
-            n_jobs,
-            seed,
-            chosen,
-            planted=planted,
-            join=join,
-            memory_limit=memory_limit,
-            sample_total=sample_total,
-            keep_zero_strata=keep_zero_strata,
-            silhouette_sample=silhouette_sample or None,
-        )
+            out.root, n_jobs, seed, chosen, planted=planted, join=join, memory_limit=memory_limit,
+            sample_total=sample_total, keep_zero_strata=keep_zero_strata,
+            silhouette_sample=silhouette_sample or None)
 io.atomic_write_text(out.results("pipeline_planted.csv"), pd.DataFrame([planted_rec]).to_csv(index=False))
 if "skipped" not in planted_rec:
     r = planted_rec
-    display(
-        Markdown(f"""
+    display(Markdown(f"""
 On a {r["data"]} stand-in of {r["n_jobs"]:,} jobs with **{r["planted_profiles"]} planted profiles** in its
 {r["rows"]:,}-row sample ({r["planted_noise_share"]:.1%} of the rows planted background), the chosen run
 ({r["transform"]}, {r["metric"]}, min cluster size {r["min_cluster_size"]}) finds **{r["found_profiles"]} profiles**
@@ -342,8 +272,7 @@ clustered (1 = the planted partition exactly, 0 = chance).
 
 The chosen run {"**beats**" if r["passes"] else "does **not** beat"} the lookup (ARI over all rows
 {r["margin_ari"]:+.3f}); against k-means with the true k: {r["ari"] - r["kmeans_ari"]:+.3f}.
-""")
-    )
+"""))
 pd.DataFrame([planted_rec]).T
 
 # %% [markdown]
@@ -366,27 +295,19 @@ with pipeline.timed(timings, "train_s"):
     clf, rep, val = pipeline.train_and_report(df, n_jobs=grid_n_jobs)
 io.atomic_write_text(out.results("pipeline_table5.csv"), rep.assign(data=LABEL).to_csv(index=False))
 acc = pipeline.report_accuracy(rep)
-print(
-    f"{LABEL}: {int((df.profile >= 0).sum())} clustered rows, {metadata.authors_one_hot_width(sample)['total']} one-hot "
-    f"columns as the authors' encoder (fitted on the whole sample; ours on the training split: "
-    f"{len(clf.feature_names_)}), accuracy {acc:.4f}"
-)
+print(f"{LABEL}: {int((df.profile >= 0).sum())} clustered rows, {metadata.authors_one_hot_width(sample)['total']} one-hot "
+      f"columns as the authors' encoder (fitted on the whole sample; ours on the training split: "
+      f"{len(clf.feature_names_)}), accuracy {acc:.4f}")
 print("paper:", paper_values("polaris", "table5."))
 with pipeline.timed(timings, "shap_s"):
     shap_val = explain.shap_rows(val, shap_sample, np.random.default_rng([seed, 6]))
     shap_abs = explain.mean_abs_shap(clf, shap_val, chunk_size=1000, method=shap_method)
-why = (
-    "`shap_sample = 0`: all of them"
-    if shap_sample == 0
-    else f"`shap_sample = {shap_sample}` is at least the validation set: all of them"
-    if len(shap_val) == len(val)
-    else f"`shap_sample = {shap_sample}`: a uniform random sample from `default_rng([seed, 6])`, as the authors "
-    "explained 10,000 of their 15,080 shuffled test rows"
-)
+why = ("`shap_sample = 0`: all of them" if shap_sample == 0 else
+       f"`shap_sample = {shap_sample}` is at least the validation set: all of them" if len(shap_val) == len(val) else
+       f"`shap_sample = {shap_sample}`: a uniform random sample from `default_rng([seed, 6])`, as the authors "
+       "explained 10,000 of their 15,080 shuffled test rows")
 how = "`shap.TreeExplainer`" if shap_method == "shap" else "XGBoost's TreeSHAP on the split features"
-print(
-    f"SHAP rows: {len(shap_val)} of {len(val)} validation rows, method {shap_method}, {timings['shap_s']:.1f} s"
-)
+print(f"SHAP rows: {len(shap_val)} of {len(val)} validation rows, method {shap_method}, {timings['shap_s']:.1f} s")
 display(Markdown(f"SHAP ({how}) explains **{len(shap_val):,} of the {len(val):,} validation rows** ({why})."))
 with pipeline.timed(timings, "shap_check_s"):
     shap_check = explain.cross_check(clf, val, rows=shap_check_rows)
@@ -415,58 +336,42 @@ rep
 test = pipeline.unseen_jobs(info.path, sample, duration_test_jobs, seed, exclude=duration_test_exclude)
 # how many of the test rows' metadata values the authors' encoder (fitted on the whole sample) knows
 test_known = metadata.authors_known_values(sample, test)
-print(
-    f"test rows ({duration_test_exclude} outside the sample): metadata values known per row "
-    f"{test_known['per_row']:.3f} (the authors' 999 test rows: "
-    f"{paper_values('polaris', 'standin.test_known_per_row')['standin.test_known_per_row']:.3f});",
-    {c: round(v, 3) for c, v in test_known.items() if c != "per_row"},
-)
+print(f"test rows ({duration_test_exclude} outside the sample): metadata values known per row "
+      f"{test_known['per_row']:.3f} (the authors' 999 test rows: "
+      f"{paper_values('polaris', 'standin.test_known_per_row')['standin.test_known_per_row']:.3f});",
+      {c: round(v, 3) for c, v in test_known.items() if c != "per_row"})
 res = pipeline.duration_test(clf, test)
 shares = duration.share_below(res.rel_error.to_numpy(), pipeline.FIG5_THRESHOLDS)
 io.atomic_write_text(out.results("pipeline_fig5.csv"), res.assign(data=LABEL).to_csv(index=False))
 fig5_paper = plots.fig5_paper_points(paper_values("polaris", "fig5."))
-out.savefig(
-    plots.figure5(res.rel_error.to_numpy(), res.predicted_profile.to_numpy(), label=LABEL, paper=fig5_paper),
-    "pipeline_fig5",
-)
-print(
-    LABEL,
-    {f"share rel. error <= {k:g}": round(v, 4) for k, v in shares.items()},
-    "dropped (duration <= 0):",
-    res.attrs["dropped_nonpositive"],
-)
+out.savefig(plots.figure5(res.rel_error.to_numpy(), res.predicted_profile.to_numpy(), label=LABEL, paper=fig5_paper),
+            "pipeline_fig5")
+print(LABEL, {f"share rel. error <= {k:g}": round(v, 4) for k, v in shares.items()},
+      "dropped (duration <= 0):", res.attrs["dropped_nonpositive"])
 print("paper:", paper_values("polaris", "fig5."))
 
 # %%
 realism_tested = realism_table[realism_table.workload != "all"] if realism_table is not None else None
-summary = {
-    "data": LABEL,
-    "join": join,
-    "joined_rows": info.rows,
-    "sample_rows": int(len(sample)),
-    "hopkins_mean": float(hp.hopkins.mean()),
-    "table2": {k: {m: float(v) for m, v in r.items()} for k, r in t2.iterrows()},
-    "best_hdbscan": pipeline.run_record(run),
-    "table5_accuracy": acc,
-    # the authors fit their encoder on the whole sample (noise included), then encode the clustered rows
-    "one_hot_columns": metadata.authors_one_hot_width(sample)["total"],
-    "one_hot_columns_train": int(len(clf.feature_names_)),  # our classifier's, fitted on its training split
-    "clustered_rows": int((df.profile >= 0).sum()),
-    "n_profiles": int(df.loc[df.profile >= 0, "profile"].nunique()),
-    "profile_kinds": kinds,
-    "noise_share": float((df.profile < 0).mean()),
-    "shap_paper_features": pipeline.paper_shap_features(pipeline.shap_top(shap_abs, 20)),
-    "planted": {k: planted_rec[k] for k in pipeline.PLANTED_SUMMARY_KEYS if k in planted_rec},
-    "realism_auc_max": None if realism_tested is None else float(realism_tested.auc.max()),
-    "realism_auc_min": None if realism_tested is None else float(realism_tested.auc.min()),
-    "realism_auc_cat_max": None if realism_tested is None else float(realism_tested.auc_cat.max()),
-    "realism_coverage_min": None if realism_tested is None else float(realism_tested.coverage.min()),
-    "shap_check": shap_check,
-    "fig5_share_le_0_05": shares[0.05],
-    "fig5_share_le_5": shares[5.0],
-    "test_exclude": duration_test_exclude,
-    "test_known_values": test_known,
-}
+summary = {"data": LABEL, "join": join, "joined_rows": info.rows, "sample_rows": int(len(sample)),
+           "hopkins_mean": float(hp.hopkins.mean()),
+           "table2": {k: {m: float(v) for m, v in r.items()} for k, r in t2.iterrows()},
+           "best_hdbscan": pipeline.run_record(run),
+           "table5_accuracy": acc,
+           # the authors fit their encoder on the whole sample (noise included), then encode the clustered rows
+           "one_hot_columns": metadata.authors_one_hot_width(sample)["total"],
+           "one_hot_columns_train": int(len(clf.feature_names_)),  # our classifier's, fitted on its training split
+           "clustered_rows": int((df.profile >= 0).sum()), "n_profiles": int(df.loc[df.profile >= 0, "profile"].nunique()),
+           "profile_kinds": kinds,
+           "noise_share": float((df.profile < 0).mean()),
+           "shap_paper_features": pipeline.paper_shap_features(pipeline.shap_top(shap_abs, 20)),
+           "planted": {k: planted_rec[k] for k in pipeline.PLANTED_SUMMARY_KEYS if k in planted_rec},
+           "realism_auc_max": None if realism_tested is None else float(realism_tested.auc.max()),
+           "realism_auc_min": None if realism_tested is None else float(realism_tested.auc.min()),
+           "realism_auc_cat_max": None if realism_tested is None else float(realism_tested.auc_cat.max()),
+           "realism_coverage_min": None if realism_tested is None else float(realism_tested.coverage.min()),
+           "shap_check": shap_check,
+           "fig5_share_le_0_05": shares[0.05], "fig5_share_le_5": shares[5.0],
+           "test_exclude": duration_test_exclude, "test_known_values": test_known}
 io.atomic_write_json(out.results("pipeline_summary.json"), summary)
 # the steps' wall seconds change from run to run: kept apart, under results/polaris/timings/
 io.atomic_write_json(out.timings("pipeline_summary.json"), {"data": LABEL, "timings_s": timings})
@@ -481,80 +386,48 @@ summary
 # end to end, not the paper's values (those on real data are in `polaris/real_panel`).
 
 # %%
-cmp = reference.paper_vs_ours(
-    "polaris", ["hopkins.synthetic", "table2.", "table5.", "fig5.", "standin."], out.root
-)
+cmp = reference.paper_vs_ours("polaris", ["hopkins.synthetic", "table2.", "table5.", "fig5.", "standin."], out.root)
 cmp[["id", "paper", "ours", "diff", "match"]].assign(data=LABEL).style.format(
-    "{:.4g}", subset=["paper", "ours", "diff"]
-)
+    "{:.4g}", subset=["paper", "ours", "diff"])
 
 # %%
 by_id = cmp.set_index("id")
 t2_rows = cmp[cmp.id.str.startswith("table2.")]
 t2_same_sign = int((np.sign(t2_rows.ours) == np.sign(t2_rows.paper)).sum())
 fig5_rows = [(thr, share, shares[thr]) for thr, share, _ in fig5_paper]
-sc_ours = t4.set_index(["algorithm", "stat"]).loc[
-    "hdbscan", "avg_silhouette"
-]  # Table IV's SC column, our grid
-sc_paper = {
-    stat: paper_values("polaris", "table4.hdbscan.")[f"table4.hdbscan.{stat}.avg_silhouette"]
-    for stat in ("mean", "min", "max")
-}
-stand_in = (
-    "a **SYNTHETIC stand-in** (not the paper's trace: these numbers show the method at work and are not "
-    "expected to match)"
-    if LABEL == "SYNTHETIC"
-    else "the **REAL** trace"
-)
-realism_text = (
-    "not measured"
-    if summary["realism_auc_max"] is None
-    else f"numeric AUC {summary['realism_auc_max']:.2f} (goal <= 0.7), categorical AUC "
-    f"{summary['realism_auc_cat_max']:.2f} (goal <= 0.65), coverage {summary['realism_coverage_min']:.2f} "
-    "(goal >= 0.95)"
-)
+sc_ours = t4.set_index(["algorithm", "stat"]).loc["hdbscan", "avg_silhouette"]  # Table IV's SC column, our grid
+sc_paper = {stat: paper_values("polaris", "table4.hdbscan.")[f"table4.hdbscan.{stat}.avg_silhouette"]
+            for stat in ("mean", "min", "max")}
+stand_in = ("a **SYNTHETIC stand-in** (not the paper's trace: these numbers show the method at work and are not "
+            "expected to match)" if LABEL == "SYNTHETIC" else "the **REAL** trace")
+realism_text = ("not measured" if summary["realism_auc_max"] is None else
+                f"numeric AUC {summary['realism_auc_max']:.2f} (goal <= 0.7), categorical AUC "
+                f"{summary['realism_auc_cat_max']:.2f} (goal <= 0.65), coverage {summary['realism_coverage_min']:.2f} "
+                "(goal >= 0.95)")
 Markdown(f"""
-All numbers here come from {stand_in}, {info.rows:,} joined rows, a {
-    len(sample):,}-row sample (paper: 100,001).
+All numbers here come from {stand_in}, {info.rows:,} joined rows, a {len(sample):,}-row sample (paper: 100,001).
 
-* **Hopkins**: {by_id.loc["hopkins.synthetic", "ours"]:.4f} vs the paper's {
-    by_id.loc["hopkins.synthetic", "paper"]:.4f}
+* **Hopkins**: {by_id.loc["hopkins.synthetic", "ours"]:.4f} vs the paper's {by_id.loc["hopkins.synthetic", "paper"]:.4f}
   ({by_id.loc["hopkins.synthetic", "diff"]:+.4f}); below 0.3 means clusterable.
 * **Table II**: ours − paper from {t2_rows["diff"].min():+.2f} to {t2_rows["diff"].max():+.2f}
   over the {len(t2_rows)} cells; the sign agrees in {t2_same_sign} of {len(t2_rows)}.
-* **Tables III/IV**: the best HDBSCAN run ({run["transform"]}, {run.metric}, min cluster size {
-    run.min_cluster_size
-})
-  finds {int(run.n_clusters)} profiles and {int(run.n_outliers):,} outliers ({
-    summary["noise_share"]:.1%} noise vs the
-  paper's {by_id.loc["standin.noise_share", "paper"]:.1%}), ACQUIRES {
-    run.scores_v1:.3f} (authors' best on real data
-  {paper_grid["grid.hdbscan.best.acquires"]:.3f}, {
-    run.scores_v1 - paper_grid["grid.hdbscan.best.acquires"]:+.3f}).
-  The run is *chosen* by ACQUIRES, whose cluster-count term peaks at {
-    scoring.OPTIMAL_N_CLUSTERS
-} clusters (the
+* **Tables III/IV**: the best HDBSCAN run ({run['transform']}, {run.metric}, min cluster size {run.min_cluster_size})
+  finds {int(run.n_clusters)} profiles and {int(run.n_outliers):,} outliers ({summary["noise_share"]:.1%} noise vs the
+  paper's {by_id.loc["standin.noise_share", "paper"]:.1%}), ACQUIRES {run.scores_v1:.3f} (authors' best on real data
+  {paper_grid["grid.hdbscan.best.acquires"]:.3f}, {run.scores_v1 - paper_grid["grid.hdbscan.best.acquires"]:+.3f}).
+  The run is *chosen* by ACQUIRES, whose cluster-count term peaks at {scoring.OPTIMAL_N_CLUSTERS} clusters (the
   authors' own count): a profile count near {scoring.OPTIMAL_N_CLUSTERS} is where the score pulls the choice,
   not a count the data show.
   Table IV's mean silhouette over our HDBSCAN runs {sc_ours["mean"]:.2f} vs the paper's {sc_paper["mean"]:.2f}
   ({sc_ours["mean"] - sc_paper["mean"]:+.2f}; range ours {sc_ours["min"]:.2f} to {sc_ours["max"]:.2f}, paper
   {sc_paper["min"]:.2f} to {sc_paper["max"]:.2f}).
 * **Table V**: accuracy {acc:.4f} vs the paper's {by_id.loc["table5.accuracy", "paper"]:.4f}
-  ({acc - by_id.loc["table5.accuracy", "paper"]:+.4f}) on {
-    int((df.profile >= 0).sum()):,} clustered rows (paper
-  {by_id.loc["table5.clustered_rows", "paper"]:,.0f}) and {
-    summary["one_hot_columns"]:,} one-hot columns as the authors
-  count them, an encoder fitted on the whole sample (paper {
-    by_id.loc["table5.one_hot_columns", "paper"]:,.0f};
-  {
-    summary["one_hot_columns"]
-    - by_id.loc["table5.one_hot_columns", "paper"]:+,.0f}; our classifier's encoder, fitted on
+  ({acc - by_id.loc["table5.accuracy", "paper"]:+.4f}) on {int((df.profile >= 0).sum()):,} clustered rows (paper
+  {by_id.loc["table5.clustered_rows", "paper"]:,.0f}) and {summary["one_hot_columns"]:,} one-hot columns as the authors
+  count them, an encoder fitted on the whole sample (paper {by_id.loc["table5.one_hot_columns", "paper"]:,.0f};
+  {summary["one_hot_columns"] - by_id.loc["table5.one_hot_columns", "paper"]:+,.0f}; our classifier's encoder, fitted on
   its training split, has {summary["one_hot_columns_train"]:,}).
 * **Stand-in realism** (held-out real rows, worst workload): {realism_text}.
-* **Figure 5**: {
-    "; ".join(
-        f"within {thr:.0%}: ours {ours:.1%} of jobs vs the paper's {share:.0%} ({100 * (ours - share):+.1f} points)"
-        for thr, share, ours in fig5_rows
-    )
-}.
+* **Figure 5**: {"; ".join(f"within {thr:.0%}: ours {ours:.1%} of jobs vs the paper's {share:.0%} ({100 * (ours - share):+.1f} points)"
+                             for thr, share, ours in fig5_rows)}.
 """)
