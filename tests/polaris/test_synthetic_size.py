@@ -141,7 +141,7 @@ def test_the_calibration_rows_workloads_are_those_of_the_missed_jobs(calib, cali
     3600
 )  # 24.6 min at load 1-2 on 2 cores (2026-11-28): each likelihood fits the class sizes
 def test_recorded_shapes_are_the_fit(calib, calib_rows, mixes):
-    """Re-fit the recorded :data:`MIX_SHAPES` (about 25 min): their likelihood is the optimum's."""
+    """Re-fit the recorded :data:`MIX_SHAPES` (25-36 min): their likelihood is the optimum's."""
     _, mix = mixes
     counts = calib_rows.workload.value_counts().to_dict()
     shapes, nll = synthetic_size.fit_test_mix_shapes(calib, mix, 461, counts, _table_i_sample_rows())
