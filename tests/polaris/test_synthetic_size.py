@@ -139,7 +139,7 @@ def test_the_calibration_rows_workloads_are_those_of_the_missed_jobs(calib, cali
 @pytest.mark.long
 @pytest.mark.timeout(
     3600
-)  # 24.6 min at load 1-2 on 2 cores (2026-11-28): each likelihood fits the class sizes
+)  # 35.5 min alone on 2 cores (2026-11-28; 24.6 min as a script): each likelihood fits class sizes
 def test_recorded_shapes_are_the_fit(calib, calib_rows, mixes):
     """Re-fit the recorded :data:`MIX_SHAPES` (25-36 min): their likelihood is the optimum's."""
     _, mix = mixes
