@@ -1,8 +1,10 @@
 """Realism of the synthetic PAI stand-in on real rows kept out of calibration, and its speed.
 
-Prints, per generator version (``v2`` = today's default, ``v1`` = the earlier Gaussian copula)
+Prints, per generator version (``v2`` = today's default, ``v2-templates`` = the same with the
+rows of missed jobs drawn per template rather than per template class, ``v1`` = the earlier
+Gaussian copula)
 and workload with >= 20 real rows: the classifier two-sample AUC (mean over folds, and its
-fold-to-fold sd) and the per-feature KS statistics / p-values of
+fold-to-fold sd; ``auc_cat`` with the discrete columns) and the per-feature KS statistics / p-values of
 :func:`schedlab.polaris.realism.realism_table`; then the time to write a synthetic trace of
 ``--speed-jobs`` jobs with rows per second, extrapolated to the real size (1,055,501 jobs).
 
@@ -41,7 +43,12 @@ def realism(k: int, seeds: list[int], versions: tuple[str, ...], v1_jobs: int) -
 
     from _synthetic_v1 import v1_rows
 
-    known = {"v2": v2_rows, "v1": lambda train, wanted, rng: v1_rows(train, wanted, rng, n_jobs=v1_jobs)}
+    known = {
+        "v2": v2_rows,
+        # rows of missed jobs with the templates themselves tilted, not only their classes
+        "v2-templates": lambda train, wanted, rng: v2_rows(train, wanted, rng, draw="templates"),
+        "v1": lambda train, wanted, rng: v1_rows(train, wanted, rng, n_jobs=v1_jobs),
+    }
     unknown = sorted(set(versions) - set(known))
     if unknown:
         raise SystemExit(f"unknown generator versions {unknown}; known: {sorted(known)}")
@@ -56,7 +63,7 @@ def realism(k: int, seeds: list[int], versions: tuple[str, ...], v1_jobs: int) -
         )
         say(
             table[
-                ["version", "workload", "n_real", "n_synth", "auc", "auc_sd", "ks_max", "ks_fail"]
+                ["version", "workload", "n_real", "n_synth", "auc", "auc_sd", "auc_cat", "ks_max", "ks_fail"]
             ].to_string(index=False, float_format=lambda x: f"{x:.3f}")
         )
         if seed == seeds[0]:

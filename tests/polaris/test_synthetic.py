@@ -151,9 +151,9 @@ def test_v2_plants_the_papers_top_job(small_trace):
     top = job[job.job_name == planted.PAPER_TOP_JOB_NAME]
     assert len(top) == 1 and top.status.iloc[0] == "Terminated"
     assert tag[tag.inst_id == top.inst_id.iloc[0]].workload.tolist() == ["rl"]
-    assert task[task.job_name == planted.PAPER_TOP_JOB_NAME].inst_num.astype(int).tolist() == [
-        planted.planted_top_job_instances(800)
-    ]
+    top_task = task[task.job_name == planted.PAPER_TOP_JOB_NAME]
+    assert top_task.inst_num.astype(int).tolist() == [planted.planted_top_job_instances(800)]
+    assert top_task.task_name.tolist() == [synthetic.TOP_JOB_TASK] == ["worker"]
 
 
 def test_calibration_is_checked(tmp_path, calib_rows):

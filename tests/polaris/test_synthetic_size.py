@@ -7,7 +7,7 @@ from scipy import stats
 
 from schedlab.polaris import pipeline, synthetic, synthetic_size
 from schedlab.polaris.metadata import authors_one_hot_width, fit_metadata, template_mix
-from schedlab.polaris.schema import TABLE_I_SIZES, TABLE_I_TARGET, WORKLOAD_JOB_COUNTS, WORKLOADS
+from schedlab.polaris.schema import TABLE_I_SIZES, WORKLOAD_JOB_COUNTS, WORKLOADS
 from schedlab.polaris.synthetic_sample import metadata_sample
 
 
@@ -57,30 +57,30 @@ def test_fitted_sizes_give_the_target_mean_or_none(calib, mixes, sized):
         caps = synthetic_size.job_caps(calib, first, second, 461)
         target = synthetic_size.target_rows_per_job(w)
         if w in synthetic_size.MIX_SHAPES:  # shape recorded, scale fitted to the mean
-            inst = synthetic_size.task_instances(calib, first, second)
-            scale = size.template_scales(w, synthetic_size.template_classes(calib, first, second))
-            r, pr = synthetic_size.job_rows_distribution(*inst, p, caps, size.shape[w], scale)
+            r, pr = synthetic_size.workload_rows(calib, mix[w], size, w)
             # the smallest scale reaching it; the rounding to whole workers makes the mean a step
             # function of the scale (coarse without a tail: ctr)
             assert target <= np.sum(pr * r) <= target * 1.01, w
             assert size.shape[w] == synthetic_size.MIX_SHAPES[w]
             continue
         rows = synthetic_size.template_rows(calib, first, second)
-        got = synthetic_size.mean_rows(size.shape[w], rows, p, caps)
+        unit = synthetic_size.unit_templates(synthetic_size.template_classes(calib, first, second))
+        got = synthetic_size.mean_rows(size.shape[w], rows, p, caps, unit)
         if np.isinf(size.shape[w]):  # the templates alone reach the target: no extra workers
             assert np.sum(p * rows) >= target
         else:
             assert got == pytest.approx(target, rel=1e-6), w
     # inception and graphlearn: most jobs shrink, a heavy tail holds most rows; bert: its big jobs
-    # are the ps ones (class multiplier), its single workers shrink
+    # are the ps ones (class multiplier), its single workers shrink (to 0.50), its one-worker
+    # tensorflow jobs are drawn 20 times as often as their templates' share
     assert all(size.scale[w] < 0.3 and size.shape[w] < 2 for w in ("inception", "graphlearn"))
     bert = size.class_scale["bert"]
-    assert bert["ps+worker"] > 5 and size.scale["bert"] * bert["worker"] < 0.5
+    assert bert["ps+worker"] > 5 and size.scale["bert"] * bert["worker"] < 0.6
+    assert size.class_weight["bert"]["tensorflow"] > 10 and "tensorflow" not in bert
 
 
 def _table_i_sample_rows():
-    total = sum(TABLE_I_SIZES.values())
-    return {w: TABLE_I_TARGET * TABLE_I_SIZES[w] / total for w in WORKLOADS}
+    return synthetic_size.table_i_sample_rows()
 
 
 def test_same_job_pairs_of_the_real_rows_are_a_check_not_a_fit(calib, calib_rows, mixes, sized):
@@ -255,15 +255,21 @@ def test_task_name_rows_match_the_generated_tables(calib):
         want = synthetic_size.workload_task_rows(calib, mix, size, "ctr", power)
         for t in ("ps", "worker", "evaluator"):
             assert got[t] == pytest.approx(want[t], rel=0.1), (power, t, got.to_dict(), want)
+    # a job with a tensorflow task has one worker per planned instance, whatever its factor
+    planned = pd.to_numeric(task.inst_num).groupby(task.job_name.to_numpy()).sum()
+    unit = task.job_name[task.task_name == "tensorflow"].unique()
+    assert unit.size > 100
+    assert (workers[unit] == planned[unit]).all()
+    assert (workers.drop(unit) != planned.drop(unit)).mean() > 0.5  # the others mostly have a factor
 
 
 def test_sample_task_names_against_the_authors_sample(calib, mixes, sized):
-    """Not fitted: a Table I sample's rows per task name (each workload's rows split as its jobs'
-    sensor-merge rows, :func:`task_name_rows` with ``power = 2``) against the authors' sample
-    (their evaluation notebook, cell 76). worker, ps and evaluator (99.7 % of their rows) within
-    15 %; tensorflow and PyTorchWorker too common: the class multipliers make their jobs bigger
-    where the authors' counts point to many one-instance jobs (sample 67 tensorflow rows against
-    22,248 of bert's instance-merge rows)."""
+    """A Table I sample's rows per task name (each workload's rows split as its jobs' sensor-merge
+    rows, :func:`task_name_rows` with ``power = 2``) against the authors' sample (their evaluation
+    notebook, cell 76). Not fitted: worker, ps and evaluator (99.7 % of their rows), within 15 %.
+    tensorflow within 25 %, but not a check: its one worker per instance
+    (:data:`synthetic_size.UNIT_TASKS`) is read off this count. PyTorchWorker is too common (its
+    jobs take a size multiplier; the authors' counts give them 3.6 workers per task on average)."""
     from schedlab.polaris.metadata import AUTHORS_SAMPLE_TASKS
 
     _, mix = mixes
@@ -276,5 +282,63 @@ def test_sample_task_names_against_the_authors_sample(calib, mixes, sized):
             got[t] = got.get(t, 0.0) + sample[w] * r / total
     for t in ("worker", "ps", "evaluator"):
         assert got[t] == pytest.approx(AUTHORS_SAMPLE_TASKS[t], rel=0.15), (t, got)
-    assert got["tensorflow"] > 5 * AUTHORS_SAMPLE_TASKS["tensorflow"]
+    assert got["tensorflow"] == pytest.approx(AUTHORS_SAMPLE_TASKS["tensorflow"], rel=0.25), got
     assert got["PyTorchWorker"] > 1.5 * AUTHORS_SAMPLE_TASKS["PyTorchWorker"]
+
+
+def test_missed_rows_task_names_against_the_calibration_rows(calib, calib_rows, mixes, sized):
+    """Not fitted: the calibration rows' task names, read as rows of the jobs a Table I sample
+    misses (:func:`synthetic_size.missed_task_rows`). bert's tensorflow rows (10 real) and ctr's
+    within Poisson sampling error: tensorflow jobs are many one-worker jobs, weighted by the
+    authors' instance-merge share. (Sized by a class multiplier instead, bert's expected 47-55.)
+    bert's PyTorchWorker is too common, its ps too rare: 4 real rows, none expected, since every
+    bert ps job is big enough to be in the sample."""
+    _, mix = mixes
+    sample = _table_i_sample_rows()
+    for w, names in (
+        ("bert", ("tensorflow", "worker")),
+        ("ctr", ("tensorflow", "ps", "worker", "evaluator")),
+    ):
+        real = calib_rows.task_name[calib_rows.workload == w].value_counts()
+        share = synthetic_size.missed_task_rows(calib, mix[w], sized, w, sample[w])
+        for t in names:
+            expected, observed = real.sum() * share[t], int(real.get(t, 0))
+            p = stats.poisson(expected)
+            assert min(p.cdf(observed), p.sf(observed - 1)) > 0.01, (w, t, expected, observed)
+    bert = calib_rows.task_name[calib_rows.workload == "bert"].value_counts()
+    share = synthetic_size.missed_task_rows(calib, mix["bert"], sized, "bert", sample["bert"])
+    assert bert.sum() * share["PyTorchWorker"] > 1.5 * bert["PyTorchWorker"]
+    assert bert.sum() * share.get("ps", 0.0) < 1 and bert["ps"] == 4
+
+
+def test_missed_templates_keep_the_class_shares_of_rows_of_missed_jobs(calib, calib_rows):
+    """``missed_templates``: ``"templates"`` is the per-template share of the rows of missed jobs;
+    ``"classes"`` has the same class totals, and within a class the templates keep
+    ``template_mix``'s proportions. bert's tensorflow class: 42 % of its jobs, about 2 % of the rows
+    of its missed jobs (real rows 10 of 302). Tilted per template, bert's rows of missed jobs have
+    more planned instances than the real rows (mean log 2.60 against 2.35: a small job's rows grow
+    with its instances, and it is missed all the same), the reason ``"classes"`` is the default."""
+    meta = fit_metadata(calib)
+    by_template = synthetic.missed_templates(calib, meta, "templates")
+    by_class = synthetic.missed_templates(calib, meta, "classes")
+    full = synthetic.job_size(calib, meta, synthetic.SIZES["real"])
+    sample = synthetic_size.table_i_sample_rows()
+    for w in ("bert", "ctr"):
+        mix = template_mix(meta, calib, w)
+        m = synthetic_size.missed_template_rows(calib, mix, full, w, sample[w])
+        np.testing.assert_allclose(by_template[w], m / m.sum())
+        cls = synthetic_size.template_classes(calib, *mix[:2])
+        for c in set(cls.tolist()):
+            sel = cls == c
+            assert by_class[w][sel].sum() == pytest.approx(by_template[w][sel].sum(), rel=1e-9)
+            np.testing.assert_allclose(
+                by_class[w][sel] / by_class[w][sel].sum(), mix[2][sel] / mix[2][sel].sum()
+            )
+    mix = template_mix(meta, calib, "bert")
+    cls = synthetic_size.template_classes(calib, *mix[:2])
+    jobs = full.weighted("bert", mix, cls)[2]
+    assert jobs[cls == "tensorflow"].sum() > 0.3 and by_class["bert"][cls == "tensorflow"].sum() < 0.05
+    inst = np.log(synthetic_size.task_instances(calib, *mix[:2])[0])
+    real = np.log(calib_rows.inst_num[calib_rows.workload == "bert"].astype(float)).mean()
+    assert np.sum(by_class["bert"] * inst) == pytest.approx(real, abs=0.15)
+    assert np.sum(by_template["bert"] * inst) > real + 0.15

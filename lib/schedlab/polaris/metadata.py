@@ -341,21 +341,6 @@ def draw_metadata(
     return user, draw_groups(meta, workload, user, rng)
 
 
-def borrowed_templates(
-    meta: MetadataModel, model: JobModel, w: str, n: int, rng: np.random.Generator
-) -> np.ndarray:
-    """``n`` pooled template indices for workload ``w``: task name by :attr:`MetadataModel.task_p`,
-    then a uniform pooled template whose first row has that task name (:func:`_borrow_pool`)."""
-    names, p = meta.task_p[w]
-    t = names[rng.choice(names.size, n, p=p)]
-    out = np.empty(n, dtype=np.int64)
-    for name in np.unique(t):
-        sel = np.flatnonzero(t == name)
-        pool = _borrow_pool(meta, model, w, name)
-        out[sel] = pool[rng.integers(0, pool.size, sel.size)]
-    return out
-
-
 def _borrow_pool(meta: MetadataModel, model: JobModel, w: str, name: str) -> np.ndarray:
     """Pooled templates workload ``w`` may borrow for first task ``name``: a ``ps`` pair only with a
     partner whose task name ``w`` can have too (else any with that first task)."""

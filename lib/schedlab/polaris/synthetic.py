@@ -44,10 +44,10 @@ The generator (version ``v2``; each choice is an assumption, stated here once):
   others' templates already have enough rows), clipped at the planted top job's rows. The strata
   above are sized with these rows. Not with planted profiles (their traces stay as before).
 * **Planted job.** The paper's most recurrent job name is an ``rl`` job of a fixed share of the rl
-  stratum; **planted profiles** (``planted="authors"``, off by default): the authors' 26 profiles
-  with a ground-truth label per task beside the archives; a planted profile's jobs get
-  ``planted_spread`` log-normal noise in every nonzero column, the exactly copied ones included
-  (zeros stay zero: a CPU-only task plans no GPU). Both: :mod:`schedlab.polaris.planted`.
+  stratum, one :data:`TOP_JOB_TASK` task; **planted profiles** (``planted="authors"``, off by
+  default): the authors' 26 profiles with a ground-truth label per task beside the archives; a
+  planted profile's jobs get ``planted_spread`` log-normal noise in every nonzero column, the
+  exactly copied ones included (zeros stay zero: a CPU-only task plans no GPU). Both: :mod:`schedlab.polaris.planted`.
 * **Machines.** Instances run on machines of the real spec table with the task's ``gpu_type``.
 * Validation on held-out real rows: :mod:`schedlab.polaris.realism`.
 
@@ -82,7 +82,6 @@ from schedlab.polaris.metadata import (
     hex_ids,
     N_USERS,
     MetadataModel,
-    borrowed_templates,
     draw_metadata,
     fit_metadata,
     mixed_template_moments,
@@ -119,6 +118,13 @@ MACHINE_SPEC = "alibaba-pai/pai_machine_spec.tar.gz"
 #: beside the archives: which user and group ids are real (any other is invented) and which
 #: workloads are invented (:func:`schedlab.polaris.metadata.provenance`)
 METADATA_PROVENANCE = "metadata_provenance.json"
+
+
+#: the task name of the paper's top job (2,150 rows of the authors' 100,001-row sample): not
+#: PyTorchWorker (193 sample rows in all), tensorflow (67) or evaluator (the authors' rl jobs have
+#: none), and one task, so not ps: worker, the rl jobs' main task (6,019 of their 6,515
+#: instance-merge rows). Before, any non-ps row, so a seed could make it a tensorflow job
+TOP_JOB_TASK = "worker"
 
 
 def _choice(values, p, size, rng):
@@ -331,7 +337,7 @@ def resize_strata(model: JobModel, meta: MetadataModel, size: JobSize | None = N
         return model
     moments = {w: mixed_template_moments(meta, model, w) for w in WORKLOADS}
     if size is not None:
-        moments = {w: (_sized_rows(model, meta, size, w), m[1]) for w, m in moments.items()}
+        moments = {w: _sized_moments(model, meta, size, w) for w in WORKLOADS}
     job_share, term, pair_none, none_share = job_model.strata_shares(
         {w: m[0] for w, m in moments.items()}, {w: m[1] for w, m in moments.items()}
     )
@@ -340,10 +346,13 @@ def resize_strata(model: JobModel, meta: MetadataModel, size: JobSize | None = N
     return out
 
 
-def _sized_rows(model: JobModel, meta: MetadataModel, size: JobSize, w: str) -> float:
-    """Expected join rows of a terminated ``w`` job with its extra workers."""
-    rows, prob = synthetic_size.workload_rows(model, template_mix(meta, model, w), size, w)
-    return float(np.sum(prob * rows))
+def _sized_moments(model: JobModel, meta: MetadataModel, size: JobSize, w: str) -> tuple[float, float]:
+    """Expected join rows of a terminated ``w`` job with its extra workers, and the two-task share
+    of ``w`` jobs, the templates weighted by ``size``'s class weights."""
+    mix = template_mix(meta, model, w)
+    rows, prob = synthetic_size.workload_rows(model, mix, size, w)
+    first, second, p = size.weighted(w, mix, synthetic_size.template_classes(model, *mix[:2]))
+    return float(np.sum(prob * rows)), float(np.sum(p[second >= 0]))
 
 
 def _job_model(calibration: JobModel) -> JobModel:
@@ -365,13 +374,17 @@ def generate_tables(
     planted: str | None = None,
     planted_spread: float = PLANTED_SPREAD,
     metadata: MetadataModel | None = None,
+    missed_rows: str | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The five trace tables of ``n_jobs`` jobs as in-memory frames (what :func:`synthesize`
     writes, without archives; no planted top job). ``workload`` fixes each job's workload,
     e.g. to draw many jobs of one stratum for a realism check. ``planted`` (see
     :func:`synthesize`) adds the frame :data:`PLANTED_KEY` with each workload task's planted profile.
     ``metadata``: the metadata model (default: :func:`schedlab.polaris.metadata.fit_metadata` of
-    ``calibration``)."""
+    ``calibration``). ``missed_rows`` (``"classes"`` or ``"templates"``, :func:`missed_templates`'
+    ``draw``): a workload job's template is that of a row drawn from the rows of the jobs a Table I
+    sample of the real trace misses, so one row per job is such a row, as the real rows are read
+    (:mod:`schedlab.polaris.realism`)."""
     sensor_jitter = BANDWIDTH if sensor_jitter is None else sensor_jitter
     machines = _load_machines()
     model = _job_model(calibration)
@@ -381,6 +394,7 @@ def generate_tables(
         model = plant_profiles(model, planted, rng, spread=planted_spread)
     meta = fit_metadata(model, rng, n_users) if metadata is None else metadata
     size = job_size(model, meta, n_jobs)
+    template_p = None if missed_rows is None else missed_templates(model, meta, missed_rows)
     model = resize_strata(model, meta, size)
     users, user_p = meta.invented_users, meta.invented_p  # jobs without a workload
     return _generate_chunk_v2(
@@ -394,7 +408,46 @@ def generate_tables(
         workload=workload,
         sensor_jitter=sensor_jitter,
         size=size,
+        template_p=template_p,
     )
+
+
+#: how :func:`missed_templates` draws the templates of rows of missed jobs
+MISSED_DRAWS: tuple[str, ...] = ("classes", "templates")
+
+
+def missed_templates(model: JobModel, meta: MetadataModel, draw: str = "classes") -> dict[str, np.ndarray]:
+    """Per workload, probabilities over :func:`schedlab.polaris.metadata.template_mix`'s templates
+    for the template of a row drawn from the rows of the jobs a Table I sample of the real trace
+    misses (:func:`schedlab.polaris.synthetic_size.missed_template_rows`, the job sizes of the real
+    trace's size).
+
+    ``draw="templates"``: exactly those probabilities. ``"classes"`` (default): each template class
+    (:func:`schedlab.polaris.synthetic_size.template_classes`) keeps its probability under that
+    reading, and within a class the templates keep ``template_mix``'s (the calibration rows'). The
+    sizes make a small job's rows grow with its planned instances while the sample misses it all the
+    same, so the first tilts the rows to more instances than the real rows show
+    (:mod:`schedlab.polaris.realism`)."""
+    if draw not in MISSED_DRAWS:
+        raise ValueError(f"unknown draw {draw!r}; known: {MISSED_DRAWS}")
+    if model.planted is not None:
+        raise ValueError(
+            "rows of missed jobs need the job sizes, which a model with planted profiles has none of"
+        )
+    full = job_size(model, meta, SIZES["real"])
+    sample = synthetic_size.table_i_sample_rows()
+    out = {}
+    for w in WORKLOADS:
+        mix = template_mix(meta, model, w)
+        m = synthetic_size.missed_template_rows(model, mix, full, w, sample[w])
+        if draw == "classes":
+            cls = synthetic_size.template_classes(model, *mix[:2])
+            names, inv = np.unique(cls.astype(str), return_inverse=True)
+            class_p = np.bincount(inv, weights=m, minlength=names.size)
+            within = np.bincount(inv, weights=mix[2], minlength=names.size)
+            m = class_p[inv] * mix[2] / within[inv]
+        out[w] = m / m.sum()
+    return out
 
 
 def _job_status(workload: np.ndarray, model: JobModel, rng: np.random.Generator) -> np.ndarray:
@@ -409,17 +462,26 @@ def _job_status(workload: np.ndarray, model: JobModel, rng: np.random.Generator)
 
 
 def _workload_templates(
-    w: str, n: int, model: JobModel, meta: MetadataModel, rng: np.random.Generator
+    w: str,
+    n: int,
+    model: JobModel,
+    meta: MetadataModel,
+    rng: np.random.Generator,
+    size: JobSize | None,
+    template_p: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(first, second) rows of ``n`` jobs of workload ``w``: a uniform own template, or with
-    probability ``meta.borrow[w]`` (1 for a workload without real rows) a borrowed pooled one."""
-    own, pooled = model.templates[w], model.templates[""]
-    k = rng.integers(0, own.first.size, n)
-    borrow = rng.random(n) < (1.0 if own is pooled else meta.borrow[w])
-    first, second = own.first[k], own.second[k]
-    kb = borrowed_templates(meta, model, w, int(borrow.sum()), rng)
-    first[borrow], second[borrow] = pooled.first[kb], pooled.second[kb]
-    return first, second
+    """(first, second) rows of ``n`` jobs of workload ``w``, drawn from
+    :func:`schedlab.polaris.metadata.template_mix` (a uniform own template, or with probability
+    ``meta.borrow[w]``, 1 for a workload without real rows, a borrowed pooled one), the templates
+    weighted by ``size``'s class weights (:meth:`JobSize.weighted`); ``template_p``: other
+    probabilities over those templates (:func:`missed_templates`)."""
+    mix = template_mix(meta, model, w)
+    if size is not None:
+        mix = size.weighted(w, mix, synthetic_size.template_classes(model, *mix[:2]))
+    first, second, p = mix
+    p = p if template_p is None else template_p
+    k = rng.choice(p.size, n, p=p)
+    return first[k], second[k]
 
 
 def _draw_templates(
@@ -427,13 +489,16 @@ def _draw_templates(
     model: JobModel,
     meta: MetadataModel,
     rng: np.random.Generator,
+    size: JobSize | None = None,
+    template_p: dict[str, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(first, second) real-row indices per job and the planted profile of each of the two tasks
-    (-1: none): templates of the job's workload drawn uniformly (with planted profiles: a
-    profile's template or a background one, :func:`draw_planted`); jobs without a workload take a
+    (-1: none): templates of the job's workload (:func:`_workload_templates`; with planted
+    profiles: a profile's template or a background one, :func:`draw_planted`); jobs without a workload take a
     pair with :attr:`JobModel.pair_share_none`, and templates with :attr:`JobModel.none_weights`.
     A workload job borrows a pooled template with probability ``meta.borrow[w]`` (every job of a
-    workload without real rows does), :func:`schedlab.polaris.metadata.borrowed_templates`."""
+    workload without real rows does), and ``size`` weights the templates' classes
+    (:func:`_workload_templates`; ``template_p[w]``, if given, replaces the probabilities)."""
     first = np.empty(workload.size, dtype=np.int64)
     second = np.empty(workload.size, dtype=np.int64)
     labels = np.full((2, workload.size), -1, dtype=np.int64)
@@ -446,7 +511,8 @@ def _draw_templates(
             )
             continue
         if w:
-            first[idx], second[idx] = _workload_templates(w, idx.size, model, meta, rng)
+            tp = None if template_p is None else template_p[w]
+            first[idx], second[idx] = _workload_templates(w, idx.size, model, meta, rng, size, tp)
             continue
         else:
             pairs, singles = np.flatnonzero(tpl.second >= 0), np.flatnonzero(tpl.second < 0)
@@ -474,26 +540,28 @@ def _generate_chunk_v2(
     sensor_jitter: float,
     plant_top_job: int = 0,
     size: JobSize | None = None,
+    template_p: dict[str, np.ndarray] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """One chunk of jobs of version ``v2``; ``workload`` forces the jobs' workloads (realism
     checks), ``plant_top_job > 0`` makes the first job the paper's top job with that many instances,
     ``size`` gives a workload job's tasks ``round(inst_num x K)`` workers each
-    (:mod:`schedlab.polaris.synthetic_size`; None: ``inst_num``, and no draw)."""
+    (:mod:`schedlab.polaris.synthetic_size`; None: ``inst_num``, and no draw); ``template_p``
+    replaces the workload templates' probabilities (:func:`missed_templates`)."""
     if workload is None:
         names = ["", *WORKLOADS]
         p = np.array([1.0 - sum(model.job_share.values()), *(model.job_share[w] for w in WORKLOADS)])
         workload = _choice(names, p, n_jobs, rng)
     workload = np.asarray(workload, dtype=object)
     status = _job_status(workload, model, rng)
-    first, second, label_first, label_second = _draw_templates(workload, model, meta, rng)
+    first, second, label_first, label_second = _draw_templates(workload, model, meta, rng, size, template_p)
     job_name, inst_id = hex_ids(n_jobs, 24, rng), hex_ids(n_jobs, 60, rng)
     if plant_top_job:
         workload[0], status[0], second[0], job_name[0] = "rl", "Terminated", -1, PAPER_TOP_JOB_NAME
         if model.planted is not None:  # the top job is one of its planted profile's jobs
             first[0], label_first[0], label_second[0] = model.planted.top_row, model.planted.top_profile, -1
         else:
-            nonps = np.flatnonzero(model.meta["task_name"] != "ps")
-            first[0] = nonps[rng.integers(0, nonps.size)]
+            rows = np.flatnonzero(model.meta["task_name"] == TOP_JOB_TASK)
+            first[0] = rows[rng.integers(0, rows.size)]
     user = _choice(users, user_p, n_jobs, rng).astype(object)
     group = hex_ids(n_jobs, 32, rng).astype(object)
     wl = workload != ""

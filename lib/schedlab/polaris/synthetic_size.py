@@ -29,6 +29,10 @@ its template, and the templates' means fall short of what the real counts requir
   of its instance-merge rows (authors 16.4 %) and 0.7 % of its sample rows (the authors' profile 9
   alone holds 11,604 of their 29,818 bert sample rows, 39 %), ctr's evaluator rows 1.6 % (11.7 %).
 
+* The authors' tensorflow tasks have 26,757 instance-merge rows and 67 rows of their sample: one
+  worker each (:data:`UNIT_TASKS`). Sized by a multiplier (20 x for bert), the stand-in's
+  tensorflow jobs gave 982 sample rows and 47-55 of 302 bert rows of missed jobs (real 10).
+
 The model: a workload job's tasks each get ``max(round(inst_num x K), 1)`` workers (instance and
 sensor rows; ``inst_num``, a feature, stays the template's), one ``K`` per job,
 ``K = min(scale_w x m_wc x P, cap)``, ``P ~ Pareto(a_w)`` on ``[1, inf)`` (``P(P > k) = k^-a``),
@@ -36,39 +40,48 @@ sensor rows; ``inst_num``, a feature, stays the template's), one ``K`` per job,
 the cap where the job would have more join rows than the trace's largest job, the planted top job
 (:func:`schedlab.polaris.planted.planted_top_job_instances` workers of one task: 461 at the real
 trace's size, 212,521 rows, about 580 rows of a 100,001-row sample; a two-task job then has at most
-326 workers).
+326 workers). A job with a :data:`UNIT_TASKS` task (``tensorflow``, ``ps+tensorflow``) has ``K = 1``;
+its class's templates are drawn ``g_wc`` times as often as :func:`schedlab.polaris.metadata.template_mix`
+says (:attr:`JobSize.class_weight`, :func:`weighted_mix`).
 
 * bert, ctr, inception, graphlearn (:data:`MIX_FITTED`), all **fitted**:
-  * the class multipliers to the authors' instance-merge rows per task name of the workload
-    (:func:`fit_class_scales`; :func:`task_name_rows` with ``power = 1``);
+  * the class multipliers and the weights of the tensorflow classes to the authors'
+    instance-merge rows per task name of the workload (:func:`fit_class_scales`;
+    :func:`task_name_rows` with ``power = 1``);
   * the scale to :func:`target_rows_per_job` (:func:`fit_scale`), the two in turn
     (:func:`fit_sizes`);
   * the shape to the calibration rows' workloads read as rows drawn from the jobs a Table I
     sample misses (:func:`fit_test_mix_shapes`, :func:`missed_rows`; recorded in
-    :data:`MIX_SHAPES`): bert 80.8 (no tail to speak of), ctr 2.02, inception 1.08, graphlearn
-    1.07 (near the searched range's end).
-  Bert's ``ps`` jobs thus have 9.3 times the scale of the workload (0.76), its single workers 0.46
-  times; ctr's evaluator jobs 41 times (0.33), its ``ps`` + worker jobs 0.73 times.
-* The others (at most 4 calibration rows each): scale 1, no class multipliers, and ``a_w`` fitted
-  to the mean alone (:func:`fit_shape`, bisection; inf, no extra workers, where the templates
-  already reach it: nmt, resnet, vgg, xlnet, whose terminated share is lowered instead).
+    :data:`MIX_SHAPES`): bert inf (no tail), ctr 1.92, inception 1.11, graphlearn 1.056 (near
+    the searched range's end).
+  Bert's ``ps`` jobs thus have 8.8 times the scale of the workload (1.06), its single workers 0.48
+  times, and its tensorflow templates are drawn 20.7 times as often (42 % of bert jobs); ctr's
+  evaluator jobs 41 times (0.30), its ``ps`` + worker jobs 0.74 times, its ``ps+tensorflow``
+  templates 5.2 times as often (5 % of ctr jobs).
+* The others (at most 4 calibration rows each): scale 1, no class multipliers or weights, and
+  ``a_w`` fitted to the mean alone (:func:`fit_shape`, bisection; inf, no extra workers, where the
+  templates already reach it: nmt, resnet, vgg, xlnet, whose terminated share is lowered instead).
 
-Checks, not fitted (:func:`sample_job_counts`, :func:`task_name_rows` with ``power = 2``;
-tests/polaris/test_synthetic_size.py):
+Checks, not fitted (:func:`sample_job_counts`, :func:`task_name_rows` with ``power = 2``,
+:func:`missed_task_rows`; tests/polaris/test_synthetic_size.py):
 
 * a Table I sample's rows per task name against the authors' sample
-  (:data:`schedlab.polaris.metadata.AUTHORS_SAMPLE_TASKS`): worker 49,939 (50,125), ps 44,699
-  (46,116), evaluator 3,864 (3,495); PyTorchWorker 516 (193) and tensorflow 982 (67) are too
-  common. The authors' counts point to many one-instance tensorflow jobs (22,248 of bert's
-  instance-merge rows, 67 sample rows), which a size multiplier cannot make: it makes the jobs
-  bigger, not more numerous;
+  (:data:`schedlab.polaris.metadata.AUTHORS_SAMPLE_TASKS`): worker 50,702 (50,125), ps 44,887
+  (46,116), evaluator 3,840 (3,495); PyTorchWorker 517 (193) is too common (its jobs take a
+  multiplier; the authors' counts give them 3.6 workers per task). tensorflow 54 (67) is no check:
+  :data:`UNIT_TASKS` is read off that count;
+* the calibration rows' task names read as rows of missed jobs: bert tensorflow 5.6 expected (10
+  real), worker 275 (277), PyTorchWorker 17.5 (10), evaluator 3.6 (1), ps 0.0 (4: every bert ``ps``
+  job is big enough to be sampled); ctr ps 172 (184), worker 171 (163), evaluator 48.7 (44),
+  tensorflow 1.2 (2); inception ps 41.3 (41), worker 42.7 (43);
 * the calibration rows hold 37 pairs of rows of one job within a workload. Read as drawn from the
-  missed jobs the model expects 22.7: too few (Poisson P(X >= 37) 0.004; one scale per workload
+  missed jobs the model expects 23.7: too few (Poisson P(X >= 37) 0.007; one scale per workload
   expected 45.0). Read as drawn from all rows far more; the sizes fitted to the mean alone expected
   95 under the first reading;
 * the one-hot width of the sample and the groups of drawn test rows (docs/polaris.md).
 
-The Pareto form, the scale below 1, the class multipliers and the clipping are assumptions.
+The Pareto form, the scale below 1, the class multipliers, the one worker per tensorflow instance
+and the clipping are assumptions.
 
 Examples
 --------
@@ -87,6 +100,7 @@ from schedlab.polaris.metadata import AUTHORS_TASK_WORKLOAD
 from schedlab.polaris.schema import (
     JOB_STATUS_COUNTS,
     TABLE_I_SIZES,
+    TABLE_I_TARGET,
     WORKLOAD_JOB_COUNTS,
     WORKLOADS,
 )
@@ -103,7 +117,14 @@ SHAPE_RANGE = (1.05, 200.0)
 MIX_FITTED = ("bert", "ctr", "inception", "graphlearn")
 #: their fitted Pareto shapes (inf: no tail), recorded so that a stand-in does not re-run the fit;
 #: ``tests/polaris/test_synthetic_size.py`` re-fits them
-MIX_SHAPES = {"bert": 80.76, "ctr": 2.02, "inception": 1.08, "graphlearn": 1.07}
+MIX_SHAPES = {"bert": float("inf"), "ctr": 1.92, "inception": 1.11, "graphlearn": 1.056}
+#: task names whose jobs have one worker per planned instance (no factor ``K``): the
+#: authors' tensorflow tasks have 26,757 instance-merge rows over all workloads and 67 rows of their
+#: 100,001-row sample (a sample of Table I's 36,690,185 rows), so their ``sum(workers^2) /
+#: sum(workers)`` is 0.92 (worker 22, ps 26, evaluator 15, PyTorchWorker 3.6): one worker each. A
+#: template class with such a task (``tensorflow``, ``ps+tensorflow``) meets its share of the
+#: instance-merge rows by how often its jobs occur (:attr:`JobSize.class_weight`), not by their size
+UNIT_TASKS: frozenset[str] = frozenset({"tensorflow"})
 
 
 @dataclass(frozen=True)
@@ -118,11 +139,44 @@ class JobSize:
     #: per workload, a multiplier of the scale per template class (:func:`template_classes`, e.g.
     #: ``"ps+worker"``; missing: 1), fitted to the authors' task names (:func:`fit_class_scales`)
     class_scale: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: per workload, a multiplier of the probability of the templates of a class in
+    #: a class with a :data:`UNIT_TASKS` task (missing: 1), fitted to the authors' task names as ``class_scale`` is
+    class_weight: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def template_scales(self, w: str, classes: np.ndarray) -> np.ndarray:
         """The scale of ``K`` for ``w`` jobs of these template classes."""
         m = self.class_scale.get(w, {})
         return self.scale.get(w, 1.0) * np.array([m.get(c, 1.0) for c in classes], float)
+
+    def weighted(self, w: str, mix: tuple, classes: np.ndarray) -> tuple:
+        """``mix = (first, second, p)`` of a ``w`` job with its classes' probability multipliers
+        (:func:`weighted_mix`)."""
+        return weighted_mix(mix, classes, self.class_weight.get(w, {}))
+
+
+def weighted_mix(mix: tuple, classes: np.ndarray, weight: dict[str, float]) -> tuple:
+    """``(first, second, p)`` with ``p`` times each template's class weight (missing: 1),
+    renormalised; ``mix`` itself when there are none.
+
+    >>> weighted_mix((np.array([0, 1]), np.array([-1, -1]), np.array([0.5, 0.5])),
+    ...              np.array(["a", "b"]), {"b": 3.0})[2].tolist()
+    [0.25, 0.75]
+    """
+    if not weight:
+        return mix
+    first, second, p = mix
+    q = p * np.array([weight.get(c, 1.0) for c in classes], float)
+    return first, second, q / q.sum()
+
+
+def unit_templates(classes: np.ndarray) -> np.ndarray:
+    """Which templates (by :func:`template_classes`) have a task of :data:`UNIT_TASKS`: one worker
+    per planned instance.
+
+    >>> unit_templates(np.array(["ps+tensorflow", "ps+worker", "tensorflow"])).tolist()
+    [True, False, True]
+    """
+    return np.array([not UNIT_TASKS.isdisjoint(str(c).split("+")) for c in classes], dtype=bool)
 
 
 def target_rows_per_job(w: str) -> float:
@@ -167,15 +221,22 @@ def template_rows(model: JobModel, first: np.ndarray, second: np.ndarray) -> np.
     return (1.0 + (second >= 0)) * n**2
 
 
-def mean_rows(a: float, rows: np.ndarray, p: np.ndarray, caps: np.ndarray) -> float:
+def mean_rows(
+    a: float, rows: np.ndarray, p: np.ndarray, caps: np.ndarray, unit: np.ndarray | None = None
+) -> float:
     """Expected join rows of a terminated job: template rows ``rows`` (probabilities ``p``) times
-    ``E[min(K, cap)^2]`` with shape ``a`` (inf: no factor)."""
+    ``E[min(K, cap)^2]`` with shape ``a`` (inf: no factor; none either for ``unit`` templates)."""
     if np.isinf(a):
         return float(np.sum(p * rows))
-    return float(np.sum(p * rows * clipped_second_moment(a, caps)))
+    factor = clipped_second_moment(a, caps)
+    if unit is not None:
+        factor = np.where(unit, 1.0, factor)
+    return float(np.sum(p * rows * factor))
 
 
-def fit_shape(rows: np.ndarray, p: np.ndarray, caps: np.ndarray, target: float) -> float:
+def fit_shape(
+    rows: np.ndarray, p: np.ndarray, caps: np.ndarray, target: float, unit: np.ndarray | None = None
+) -> float:
     """The Pareto shape whose mean rows per job (:func:`mean_rows`) equal ``target``, by bisection
     in :data:`SHAPE_RANGE`; inf when the templates reach it without the factor, the heaviest shape
     when the caps keep it out of reach.
@@ -186,11 +247,11 @@ def fit_shape(rows: np.ndarray, p: np.ndarray, caps: np.ndarray, target: float) 
     if mean_rows(np.inf, rows, p, caps) >= target:
         return float("inf")
     lo, hi = SHAPE_RANGE
-    if mean_rows(lo, rows, p, caps) <= target:
+    if mean_rows(lo, rows, p, caps, unit) <= target:
         return lo
     for _ in range(80):  # the mean falls as the shape grows
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if mean_rows(mid, rows, p, caps) > target else (lo, mid)
+        lo, hi = (mid, hi) if mean_rows(mid, rows, p, caps, unit) > target else (lo, mid)
     return 0.5 * (lo + hi)
 
 
@@ -204,16 +265,17 @@ def fit_job_size(model: JobModel, mixes: dict, max_workers: int) -> JobSize:
     scale 1 (:func:`fit_shape`)."""
     if max_workers < 1:
         return JobSize({w: float("inf") for w in WORKLOADS}, 0)
-    shape, scale, mult = {}, {}, {}
+    shape, scale, mult, weight = {}, {}, {}, {}
     for w in WORKLOADS:
         if w in MIX_SHAPES:
             shape[w] = MIX_SHAPES[w]
-            scale[w], mult[w] = fit_sizes(model, mixes[w], max_workers, shape[w], w)
+            scale[w], mult[w], weight[w] = fit_sizes(model, mixes[w], max_workers, shape[w], w)
         else:
             first, second, p = mixes[w]
             caps = job_caps(model, first, second, max_workers)
-            shape[w] = fit_shape(template_rows(model, first, second), p, caps, target_rows_per_job(w))
-    return JobSize(shape, int(max_workers), scale, mult)
+            unit = unit_templates(template_classes(model, first, second))
+            shape[w] = fit_shape(template_rows(model, first, second), p, caps, target_rows_per_job(w), unit)
+    return JobSize(shape, int(max_workers), scale, mult, weight)
 
 
 def draw_factor(
@@ -225,7 +287,7 @@ def draw_factor(
 ) -> np.ndarray:
     """``K`` per job: the workload's scale (times its template class's multiplier, ``classes``:
     :func:`template_classes` per job) times a Pareto draw (1 for jobs without a workload; no draw
-    with shape inf), clipped at ``caps``. Draws one uniform per job whatever the shapes, so the
+    with shape inf), clipped at ``caps``; 1 for a workload job with a :data:`UNIT_TASKS` task. Draws one uniform per job whatever the shapes, so the
     stream does not depend on them."""
     u = rng.random(workload.size)
     a = np.array([size.shape.get(w, np.inf) if w else np.inf for w in workload], float)
@@ -235,7 +297,10 @@ def draw_factor(
         scale = scale * np.array(mult, float)
     with np.errstate(divide="ignore"):
         k = np.where(np.isinf(a), 1.0, (1.0 - u) ** (-1.0 / np.where(np.isinf(a), 1.0, a)))
-    return np.minimum(scale * k, np.maximum(caps, 1.0))
+    k = np.minimum(scale * k, np.maximum(caps, 1.0))
+    if classes is not None:  # one worker per instance: the factor's uniform is drawn all the same
+        k[unit_templates(classes) & (np.asarray(workload, dtype=object) != "")] = 1.0
+    return k
 
 
 def task_instances(model: JobModel, first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -245,12 +310,19 @@ def task_instances(model: JobModel, first: np.ndarray, second: np.ndarray) -> tu
 
 
 def _workers_grid(
-    inst_first: np.ndarray, inst_second: np.ndarray, caps: np.ndarray, a: float, scale, nodes: int = 400
+    inst_first: np.ndarray,
+    inst_second: np.ndarray,
+    caps: np.ndarray,
+    a: float,
+    scale,
+    nodes: int = 400,
+    unit: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Workers of a job per template (rows) and quadrature node (columns), and the nodes' weights:
     each task ``max(round(inst x K), 1)`` workers, ``K = min(scale x P, cap)``, ``P ~ Pareto(a)``
     on ``[1, inf)`` (inf: ``P = 1``) by quadrature over ``v = P(P > k)`` on a log grid down to
-    ``1e-15`` (the tail beyond carries no weight worth counting). ``scale``: one, or one per template."""
+    ``1e-15`` (the tail beyond carries no weight worth counting). ``scale``: one, or one per template;
+    ``unit``: templates whose ``K`` is 1 (:func:`unit_templates`)."""
     if np.isinf(a):
         k, w = np.array([1.0]), np.array([1.0])
     else:
@@ -260,6 +332,8 @@ def _workers_grid(
     i1, i2 = np.asarray(inst_first, float)[:, None], np.asarray(inst_second, float)[:, None]
     s = np.broadcast_to(np.asarray(scale, float), (i1.shape[0],))[:, None]
     kk = np.minimum(s * k[None, :], np.maximum(np.asarray(caps, float), 1.0)[:, None])
+    if unit is not None:
+        kk = np.where(np.asarray(unit, bool)[:, None], 1.0, kk)
     workers = np.maximum(np.round(i1 * kk), 1.0) + np.where(i2 > 0, np.maximum(np.round(i2 * kk), 1.0), 0.0)
     return workers, w
 
@@ -272,12 +346,14 @@ def job_rows_distribution(
     a: float,
     scale: float | np.ndarray = 1.0,
     nodes: int = 400,
+    unit: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The join rows of one terminated job as a discrete distribution (values, probabilities),
     as the generator makes them: the job ``tasks x workers^2`` rows, workers as
     :func:`_workers_grid`'s. Templates: ``inst_first``, ``inst_second`` (0: one task;
-    :func:`task_instances`) with probabilities ``p``; ``scale`` one or one per template."""
-    workers, w = _workers_grid(inst_first, inst_second, caps, a, scale, nodes)
+    :func:`task_instances`) with probabilities ``p``; ``scale`` one or one per template; ``unit``
+    the templates with one worker per instance."""
+    workers, w = _workers_grid(inst_first, inst_second, caps, a, scale, nodes, unit)
     i2 = np.asarray(inst_second, float)[:, None]
     rows = (1.0 + (i2 > 0)) * workers**2
     return rows.ravel(), (np.asarray(p, float)[:, None] * w[None, :]).ravel()
@@ -300,7 +376,8 @@ def task_name_rows(
     their ``selected_df.value_counts(['task_name', 'workload'])``) and ``workers^2`` after the
     sensor merge (``power = 2``: the faithful join a Table I sample is drawn from)."""
     first, second, p = mix
-    workers, w = _workers_grid(*task_instances(model, first, second), caps, a, scale)
+    unit = unit_templates(template_classes(model, first, second))
+    workers, w = _workers_grid(*task_instances(model, first, second), caps, a, scale, unit=unit)
     per_task = p * ((workers**power) @ w)
     tn = model.meta["task_name"]
     out: dict[str, float] = {}
@@ -328,50 +405,64 @@ SIZE_ROUNDS = 3
 
 def fit_class_scales(
     model: JobModel, mix: tuple, caps: np.ndarray, a: float, scale: float, w: str
-) -> dict[str, float]:
+) -> tuple[dict[str, float], dict[str, float]]:
     """Multipliers of ``scale`` per template class (:func:`template_classes`) whose instance-merge
     rows per task name (:func:`task_name_rows`, ``power = 1``) take the authors' shares
-    (:func:`authors_task_shares`). Multiplicative updates from one common scale: each class's
-    multiplier times the geometric mean of ``(target / model share)^CLASS_STEP`` over its task
-    names, :data:`CLASS_ITERATIONS` times, within ``[1/64, 64]`` (the rounding to whole workers
-    makes the shares step functions, so no gradient). A workload has more classes than task
-    names; starting from one scale and moving every class by its own names' misfit keeps the
-    classes that need no change near it. ``{}`` when the authors' counts lack the task names."""
+    (:func:`authors_task_shares`); a class with a :data:`UNIT_TASKS` task, whose jobs have no factor,
+    moves its templates' probability instead (:func:`weighted_mix`). Multiplicative updates from
+    one common scale: each class's multiplier (or weight) times the geometric mean of ``(target /
+    model share)^CLASS_STEP`` over its task names, :data:`CLASS_ITERATIONS` times, within ``[1/64,
+    64]`` (the rounding to whole workers makes the shares step functions, so no gradient). A
+    workload has more classes than task names; starting from one scale and moving every class by
+    its own names' misfit keeps the classes that need no change near it. Returns ``(class_scale,
+    class_weight)``; ``({}, {})`` when the authors' counts lack the task names."""
     first, second, _ = mix
     cls = template_classes(model, first, second)
     classes = sorted(set(cls.tolist()))
     names = sorted({t for c in classes for t in c.split("+")})
     target = authors_task_shares(w, names)
     if not target or len(names) < 2:
-        return {}
+        return {}, {}
     index = np.searchsorted(classes, cls)
     members = [[n for n in names if n in c.split("+") and target[n] > 0] for c in classes]
+    unit = unit_templates(np.array(classes, dtype=object))
     log_m = np.zeros(len(classes))
     for _ in range(CLASS_ITERATIONS):
-        rows = task_name_rows(model, mix, caps, a, scale * np.exp(log_m[index]), 1)
+        weight = {c: float(np.exp(v)) for c, v, u in zip(classes, log_m, unit) if u}
+        scales = scale * np.exp(np.where(unit, 0.0, log_m)[index])
+        rows = task_name_rows(model, weighted_mix(mix, cls, weight), caps, a, scales, 1)
         total = sum(rows.values())
         gap = {n: np.log(target[n] / max(rows.get(n, 0.0) / total, 1e-12)) for n in names if target[n] > 0}
         step = np.array([np.mean([gap[n] for n in m]) if m else 0.0 for m in members])
         log_m = np.clip(log_m + CLASS_STEP * step, -np.log(64.0), np.log(64.0))
-    return {c: float(np.exp(v)) for c, v in zip(classes, log_m)}
+    values = {c: float(np.exp(v)) for c, v in zip(classes, log_m)}
+    return (
+        {c: v for c, v, u in zip(classes, values.values(), unit) if not u},
+        {c: v for c, v, u in zip(classes, values.values(), unit) if u},
+    )
 
 
 def fit_sizes(
     model: JobModel, mix: tuple, max_workers: int, a: float, w: str
-) -> tuple[float, dict[str, float]]:
-    """The scale and class multipliers of ``w`` jobs with shape ``a``: :func:`fit_class_scales`
-    and :func:`fit_scale` (mean rows per job :func:`target_rows_per_job`) in turn,
-    :data:`SIZE_ROUNDS` times. Returns ``(scale, class_scale)``."""
+) -> tuple[float, dict[str, float], dict[str, float]]:
+    """The scale, class multipliers and class weights of ``w`` jobs with shape ``a``:
+    :func:`fit_class_scales` and :func:`fit_scale` (mean rows per job
+    :func:`target_rows_per_job`) in turn, :data:`SIZE_ROUNDS` times. Returns ``(scale,
+    class_scale, class_weight)``."""
     first, second, p = mix
     caps = job_caps(model, first, second, max_workers)
     inst = task_instances(model, first, second)
     cls = template_classes(model, first, second)
-    scale, mult = fit_scale(*inst, p, caps, a, target_rows_per_job(w)), {}
+    unit = unit_templates(cls)
+    scale = fit_scale(*inst, p, caps, a, target_rows_per_job(w), unit=unit)
+    mult: dict[str, float] = {}
+    weight: dict[str, float] = {}
     for _ in range(SIZE_ROUNDS):
-        mult = fit_class_scales(model, mix, caps, a, scale, w)
+        mult, weight = fit_class_scales(model, mix, caps, a, scale, w)
         rel = np.array([mult.get(c, 1.0) for c in cls])
-        scale = fit_scale(*inst, p, caps, a, target_rows_per_job(w), rel)
-    return scale, mult
+        pw = weighted_mix(mix, cls, weight)[2]
+        scale = fit_scale(*inst, pw, caps, a, target_rows_per_job(w), rel, unit)
+    return scale, mult, weight
 
 
 def fit_scale(
@@ -382,14 +473,15 @@ def fit_scale(
     a: float,
     target: float,
     rel: np.ndarray | float = 1.0,
+    unit: np.ndarray | None = None,
 ) -> float:
     """The scale whose mean rows per job (:func:`job_rows_distribution`, template ``k``'s scale
-    that times ``rel[k]``) reach ``target``: the smallest in ``[1/64, 64]`` (bisection on its
-    logarithm; the mean rises with it, in steps)."""
+    that times ``rel[k]``, ``unit`` templates without a factor) reach ``target``: the smallest in
+    ``[1/64, 64]`` (bisection on its logarithm; the mean rises with it, in steps)."""
 
     def mean(log_scale: float) -> float:
         r, pr = job_rows_distribution(
-            inst_first, inst_second, p, caps, a, np.exp(log_scale) * np.asarray(rel)
+            inst_first, inst_second, p, caps, a, np.exp(log_scale) * np.asarray(rel), unit=unit
         )
         return float(np.sum(pr * r))
 
@@ -406,21 +498,27 @@ def fit_scale(
 
 def workload_rows(model: JobModel, mix: tuple, size: JobSize, w: str) -> tuple[np.ndarray, np.ndarray]:
     """:func:`job_rows_distribution` of a terminated ``w`` job: its templates ``mix = (first,
-    second, p)`` (:func:`schedlab.polaris.metadata.template_mix`), capped at ``size``'s largest
-    job, with ``size``'s shape, scale and class multipliers for ``w``."""
-    first, second, p = mix
+    second, p)`` (:func:`schedlab.polaris.metadata.template_mix`) weighted by ``size``'s class
+    weights, capped at ``size``'s largest job, with ``size``'s shape, scale and class multipliers
+    for ``w``."""
+    first, second, _ = mix
+    cls = template_classes(model, first, second)
+    p = size.weighted(w, mix, cls)[2]
     caps = job_caps(model, first, second, size.max_workers)
-    scale = size.template_scales(w, template_classes(model, first, second))
-    return job_rows_distribution(*task_instances(model, first, second), p, caps, size.shape[w], scale)
+    scale = size.template_scales(w, cls)
+    return job_rows_distribution(
+        *task_instances(model, first, second), p, caps, size.shape[w], scale, unit=unit_templates(cls)
+    )
 
 
 def workload_task_rows(model: JobModel, mix: tuple, size: JobSize, w: str, power: int) -> dict[str, float]:
     """:func:`task_name_rows` of a ``w`` job with templates ``mix`` as ``size`` sizes it (its largest
     job, shape, scale and class multipliers), as :func:`workload_rows` is for the job's rows."""
     first, second, _ = mix
+    cls = template_classes(model, first, second)
     caps = job_caps(model, first, second, size.max_workers)
-    scale = size.template_scales(w, template_classes(model, first, second))
-    return task_name_rows(model, mix, caps, size.shape[w], scale, power)
+    scale = size.template_scales(w, cls)
+    return task_name_rows(model, size.weighted(w, mix, cls), caps, size.shape[w], scale, power)
 
 
 def sample_job_counts(
@@ -476,6 +574,46 @@ def missed_rows(
     return {w: c["missed_share"] * TABLE_I_SIZES[w] for w, c in counts.items()}
 
 
+def table_i_sample_rows() -> dict[str, float]:
+    """Rows per workload of a Table I sample of :data:`schedlab.polaris.schema.TABLE_I_TARGET` rows
+    (each workload's share of Table I's rows)."""
+    total = sum(TABLE_I_SIZES.values())
+    return {w: TABLE_I_TARGET * TABLE_I_SIZES[w] / total for w in WORKLOADS}
+
+
+def missed_template_rows(
+    model: JobModel, mix: tuple, size: JobSize, w: str, sample_rows: float
+) -> np.ndarray:
+    """Per template of ``mix``, its expected join rows in ``w`` jobs a Table I sample of
+    ``sample_rows`` rows misses, per ``w`` job (a job is missed with probability ``exp(-n q)``,
+    :func:`sample_job_counts`): normalised, the template of a row drawn from those rows."""
+    r, pr = workload_rows(model, mix, size, w)
+    q = r / TABLE_I_SIZES[w]
+    return (pr * r * np.exp(-sample_rows * q)).reshape(mix[0].size, -1).sum(axis=1)
+
+
+def missed_task_rows(
+    model: JobModel, mix: tuple, size: JobSize, w: str, sample_rows: float
+) -> dict[str, float]:
+    """Shares per task name of the join rows of the ``w`` jobs a Table I sample of
+    ``sample_rows`` rows misses (:func:`missed_template_rows`): what the calibration rows' task
+    names are, read as rows of missed jobs. Every task of a job has the job's ``workers^2`` rows, so
+    a two-task job's rows split evenly."""
+    first, second, _ = mix
+    per_template = missed_template_rows(model, mix, size, w, sample_rows)
+    tn = model.meta["task_name"]
+    two = second >= 0
+    out: dict[str, float] = {}
+    for names, sel, share in (
+        (tn[first], slice(None), np.where(two, 0.5, 1.0)),
+        (tn[np.maximum(second, 0)], two, 0.5),
+    ):
+        for t, v in zip(np.asarray(names)[sel].tolist(), (per_template * share)[sel].tolist()):
+            out[t] = out.get(t, 0.0) + v
+    total = sum(out.values())
+    return {t: v / total for t, v in out.items()}
+
+
 def fit_test_mix_shapes(
     model: JobModel, mixes: dict, max_workers: int, counts: dict[str, int], sample_rows: dict[str, float]
 ) -> tuple[dict[str, float], float]:
@@ -493,13 +631,13 @@ def fit_test_mix_shapes(
     lo = SHAPE_RANGE[0]
 
     def size_for(x: np.ndarray) -> JobSize:
-        shape, scale, mult = dict(base.shape), {}, {}
+        shape, scale, mult, weight = dict(base.shape), {}, {}, {}
         for w, xx in zip(MIX_FITTED, x):
             a = lo + float(np.exp(xx))
             a = float("inf") if a > SHAPE_RANGE[1] else a
             shape[w] = a
-            scale[w], mult[w] = fit_sizes(model, mixes[w], max_workers, a, w)
-        return JobSize(shape, int(max_workers), scale, mult)
+            scale[w], mult[w], weight[w] = fit_sizes(model, mixes[w], max_workers, a, w)
+        return JobSize(shape, int(max_workers), scale, mult, weight)
 
     def nll(x: np.ndarray) -> float:
         u = missed_rows(model, mixes, size_for(x), sample_rows)
