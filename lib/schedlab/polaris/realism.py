@@ -1,11 +1,12 @@
 """How far the synthetic PAI stand-in is from real rows it was not calibrated on.
 
 The 800 real joined rows (:func:`schedlab.polaris.calibration.load_calibration_rows`) are split
-into ``k`` folds, stratified by workload and grouped by job (a job's rows share a fold). For each fold the generator is calibrated on the other
-``k - 1`` folds, generates jobs whose templates are those of rows of the jobs a Table I sample
-misses (``generate_tables(missed_rows=True)``), and one row is drawn per terminated synthetic job of
-a workload (a random terminated task of the job with a random sensor row of the job, as a row of
-the authors' faithful join). The held-out real rows of all folds are then compared with the synthetic rows,
+into ``k`` folds, stratified by workload and grouped by job (a job's rows share a fold). For each
+fold the generator is calibrated on the other ``k - 1`` folds, generates jobs whose templates are
+those of rows of the jobs a Table I sample misses (``generate_tables(missed_rows="classes")``),
+and one row is drawn per terminated synthetic job of a workload (a random terminated task of the
+job with a random sensor row of the job, as a row of the authors' faithful join). The held-out
+real rows of all folds are then compared with the synthetic rows,
 per workload with at least ``min_rows`` real rows:
 
 * per feature, a Kolmogorov-Smirnov test of the real rows against their own fold's synthetic
@@ -137,8 +138,8 @@ def v2_rows(
 ) -> pd.DataFrame:
     """The :data:`RowSource` of :mod:`schedlab.polaris.synthetic`: jobs of exactly the wanted
     workloads, about 1.5 x ``wanted[w]`` of them terminated, from a model calibrated on ``train``,
-    their templates those of rows of missed jobs (``draw``: :func:`schedlab.polaris.synthetic.missed_templates`';
-    see the module docstring)."""
+    their templates those of rows of missed jobs (``draw`` as
+    :func:`schedlab.polaris.synthetic.missed_templates`'; see the module docstring)."""
     cal = synthetic.calibrate(train)
     share = cal.terminated_share
     # enough jobs that about 1.5 x wanted of them terminate (+ 20 for small shares' noise)

@@ -47,7 +47,8 @@ The generator (version ``v2``; each choice is an assumption, stated here once):
   stratum, one :data:`TOP_JOB_TASK` task; **planted profiles** (``planted="authors"``, off by
   default): the authors' 26 profiles with a ground-truth label per task beside the archives; a
   planted profile's jobs get ``planted_spread`` log-normal noise in every nonzero column, the
-  exactly copied ones included (zeros stay zero: a CPU-only task plans no GPU). Both: :mod:`schedlab.polaris.planted`.
+  exactly copied ones included (zeros stay zero: a CPU-only task plans no GPU). Both:
+  :mod:`schedlab.polaris.planted`.
 * **Machines.** Instances run on machines of the real spec table with the task's ``gpu_type``.
 * Validation on held-out real rows: :mod:`schedlab.polaris.realism`.
 
@@ -494,11 +495,11 @@ def _draw_templates(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(first, second) real-row indices per job and the planted profile of each of the two tasks
     (-1: none): templates of the job's workload (:func:`_workload_templates`; with planted
-    profiles: a profile's template or a background one, :func:`draw_planted`); jobs without a workload take a
-    pair with :attr:`JobModel.pair_share_none`, and templates with :attr:`JobModel.none_weights`.
-    A workload job borrows a pooled template with probability ``meta.borrow[w]`` (every job of a
-    workload without real rows does), and ``size`` weights the templates' classes
-    (:func:`_workload_templates`; ``template_p[w]``, if given, replaces the probabilities)."""
+    profiles: a profile's template or a background one, :func:`draw_planted`); jobs without a
+    workload take a pair with :attr:`JobModel.pair_share_none`, and templates with
+    :attr:`JobModel.none_weights`. A workload job borrows a pooled template with probability
+    ``meta.borrow[w]`` (every job of a workload without real rows does), and ``size`` weights the
+    templates' classes (``template_p[w]``, if given, replaces the probabilities)."""
     first = np.empty(workload.size, dtype=np.int64)
     second = np.empty(workload.size, dtype=np.int64)
     labels = np.full((2, workload.size), -1, dtype=np.int64)

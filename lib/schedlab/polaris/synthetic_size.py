@@ -139,8 +139,8 @@ class JobSize:
     #: per workload, a multiplier of the scale per template class (:func:`template_classes`, e.g.
     #: ``"ps+worker"``; missing: 1), fitted to the authors' task names (:func:`fit_class_scales`)
     class_scale: dict[str, dict[str, float]] = field(default_factory=dict)
-    #: per workload, a multiplier of the probability of the templates of a class in
-    #: a class with a :data:`UNIT_TASKS` task (missing: 1), fitted to the authors' task names as ``class_scale`` is
+    #: per workload, a multiplier of the probability of the templates of a class with a
+    #: :data:`UNIT_TASKS` task (missing: 1), fitted to the authors' task names as ``class_scale`` is
     class_weight: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def template_scales(self, w: str, classes: np.ndarray) -> np.ndarray:
@@ -287,8 +287,8 @@ def draw_factor(
 ) -> np.ndarray:
     """``K`` per job: the workload's scale (times its template class's multiplier, ``classes``:
     :func:`template_classes` per job) times a Pareto draw (1 for jobs without a workload; no draw
-    with shape inf), clipped at ``caps``; 1 for a workload job with a :data:`UNIT_TASKS` task. Draws one uniform per job whatever the shapes, so the
-    stream does not depend on them."""
+    with shape inf), clipped at ``caps``; 1 for a workload job with a :data:`UNIT_TASKS` task.
+    Draws one uniform per job whatever the shapes, so the stream does not depend on them."""
     u = rng.random(workload.size)
     a = np.array([size.shape.get(w, np.inf) if w else np.inf for w in workload], float)
     scale = np.array([size.scale.get(w, 1.0) if w else 1.0 for w in workload], float)
