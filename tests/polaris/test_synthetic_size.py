@@ -79,10 +79,6 @@ def test_fitted_sizes_give_the_target_mean_or_none(calib, mixes, sized):
     assert size.class_weight["bert"]["tensorflow"] > 10 and "tensorflow" not in bert
 
 
-def _table_i_sample_rows():
-    return synthetic_size.table_i_sample_rows()
-
-
 def test_same_job_pairs_of_the_real_rows_are_a_check_not_a_fit(calib, calib_rows, mixes, sized):
     """Not fitted: the real rows' pairs of rows of one job (37 within workloads) against the
     sizes. Read as drawn from the jobs a Table I sample of 100,000 rows misses (the reading the
@@ -110,7 +106,9 @@ def test_same_job_pairs_of_the_real_rows_are_a_check_not_a_fit(calib, calib_rows
     )
 
     def expect(size, key):
-        counts = synthetic_size.sample_job_counts(calib, mix, size, _table_i_sample_rows(), real)
+        counts = synthetic_size.sample_job_counts(
+            calib, mix, size, synthetic_size.table_i_sample_rows(), real
+        )
         return sum(c[key] for c in counts.values())
 
     unseen = expect(sized, "pairs_unseen")
@@ -124,7 +122,7 @@ def test_the_calibration_rows_workloads_are_those_of_the_missed_jobs(calib, cali
     bert/ctr/inception split within sampling error of rows drawn from the missed jobs, while all
     rows (Table I's shares) are far off; graphlearn stays about 3 times too common."""
     _, mix = mixes
-    missed = synthetic_size.missed_rows(calib, mix, sized, _table_i_sample_rows())
+    missed = synthetic_size.missed_rows(calib, mix, sized, synthetic_size.table_i_sample_rows())
     obs = np.array([int((calib_rows.workload == w).sum()) for w in ("bert", "ctr", "inception")])
     for share, ok in ((missed, True), (TABLE_I_SIZES, False)):
         p = np.array([share[w] for w in ("bert", "ctr", "inception")], float)
@@ -144,9 +142,11 @@ def test_recorded_shapes_are_the_fit(calib, calib_rows, mixes):
     """Re-fit the recorded :data:`MIX_SHAPES` (25-36 min): their likelihood is the optimum's."""
     _, mix = mixes
     counts = calib_rows.workload.value_counts().to_dict()
-    shapes, nll = synthetic_size.fit_test_mix_shapes(calib, mix, 461, counts, _table_i_sample_rows())
+    shapes, nll = synthetic_size.fit_test_mix_shapes(
+        calib, mix, 461, counts, synthetic_size.table_i_sample_rows()
+    )
     recorded = synthetic_size.missed_rows(
-        calib, mix, synthetic_size.fit_job_size(calib, mix, 461), _table_i_sample_rows()
+        calib, mix, synthetic_size.fit_job_size(calib, mix, 461), synthetic_size.table_i_sample_rows()
     )
     total = sum(recorded.values())
     nll_recorded = -sum(c * np.log(recorded[w] / total) for w, c in counts.items())
@@ -273,7 +273,7 @@ def test_sample_task_names_against_the_authors_sample(calib, mixes, sized):
     from schedlab.polaris.metadata import AUTHORS_SAMPLE_TASKS
 
     _, mix = mixes
-    sample = _table_i_sample_rows()
+    sample = synthetic_size.table_i_sample_rows()
     got: dict[str, float] = {}
     for w in WORKLOADS:
         rows = synthetic_size.workload_task_rows(calib, mix[w], sized, w, 2)
@@ -294,7 +294,7 @@ def test_missed_rows_task_names_against_the_calibration_rows(calib, calib_rows, 
     bert's PyTorchWorker is too common, its ps too rare: 4 real rows, none expected, since every
     bert ps job is big enough to be in the sample."""
     _, mix = mixes
-    sample = _table_i_sample_rows()
+    sample = synthetic_size.table_i_sample_rows()
     for w, names in (
         ("bert", ("tensorflow", "worker")),
         ("ctr", ("tensorflow", "ps", "worker", "evaluator")),

@@ -378,7 +378,13 @@ def task_name_rows(
     first, second, p = mix
     unit = unit_templates(template_classes(model, first, second))
     workers, w = _workers_grid(*task_instances(model, first, second), caps, a, scale, unit=unit)
-    per_task = p * ((workers**power) @ w)
+    return _by_task_name(model, first, second, p * ((workers**power) @ w))
+
+
+def _by_task_name(
+    model: JobModel, first: np.ndarray, second: np.ndarray, per_task: np.ndarray
+) -> dict[str, float]:
+    """Sum of ``per_task[k]`` over every task of every template ``k``, per task name."""
     tn = model.meta["task_name"]
     out: dict[str, float] = {}
     for names, sel in ((tn[first], slice(None)), (tn[np.maximum(second, 0)], second >= 0)):
@@ -435,11 +441,9 @@ def fit_class_scales(
         gap = {n: np.log(target[n] / max(rows.get(n, 0.0) / total, 1e-12)) for n in names if target[n] > 0}
         step = np.array([np.mean([gap[n] for n in m]) if m else 0.0 for m in members])
         log_m = np.clip(log_m + CLASS_STEP * step, -np.log(64.0), np.log(64.0))
-    values = {c: float(np.exp(v)) for c, v in zip(classes, log_m)}
-    return (
-        {c: v for c, v, u in zip(classes, values.values(), unit) if not u},
-        {c: v for c, v, u in zip(classes, values.values(), unit) if u},
-    )
+    mult = {c: float(np.exp(v)) for c, v, u in zip(classes, log_m, unit) if not u}
+    weight = {c: float(np.exp(v)) for c, v, u in zip(classes, log_m, unit) if u}
+    return mult, weight
 
 
 def fit_sizes(
@@ -601,15 +605,7 @@ def missed_task_rows(
     a two-task job's rows split evenly."""
     first, second, _ = mix
     per_template = missed_template_rows(model, mix, size, w, sample_rows)
-    tn = model.meta["task_name"]
-    two = second >= 0
-    out: dict[str, float] = {}
-    for names, sel, share in (
-        (tn[first], slice(None), np.where(two, 0.5, 1.0)),
-        (tn[np.maximum(second, 0)], two, 0.5),
-    ):
-        for t, v in zip(np.asarray(names)[sel].tolist(), (per_template * share)[sel].tolist()):
-            out[t] = out.get(t, 0.0) + v
+    out = _by_task_name(model, first, second, per_template * np.where(second >= 0, 0.5, 1.0))
     total = sum(out.values())
     return {t: v / total for t, v in out.items()}
 
