@@ -64,8 +64,8 @@ def test_fitted_sizes_give_the_target_mean_or_none(calib, mixes, sized):
             assert size.shape[w] == synthetic_size.MIX_SHAPES[w]
             continue
         rows = synthetic_size.template_rows(calib, first, second)
-        unit = synthetic_size.unit_templates(synthetic_size.template_classes(calib, first, second))
-        got = synthetic_size.mean_rows(size.shape[w], rows, p, caps, unit)
+        fixed = size.fixed(synthetic_size.template_classes(calib, first, second))
+        got = synthetic_size.mean_rows(size.shape[w], rows, p, caps, fixed)
         if np.isinf(size.shape[w]):  # the templates alone reach the target: no extra workers
             assert np.sum(p * rows) >= target
         else:
@@ -77,6 +77,9 @@ def test_fitted_sizes_give_the_target_mean_or_none(calib, mixes, sized):
     bert = size.class_scale["bert"]
     assert bert["ps+worker"] > 5 and size.scale["bert"] * bert["worker"] < 0.6
     assert size.class_weight["bert"]["tensorflow"] > 10 and "tensorflow" not in bert
+    # PyTorchWorker jobs have half their planned instances, and occur twice as often
+    assert size.task_factor == synthetic_size.TASK_FACTORS and "PyTorchWorker" not in bert
+    assert size.class_weight["bert"]["PyTorchWorker"] > 1.5
 
 
 def test_same_job_pairs_of_the_real_rows_are_a_check_not_a_fit(calib, calib_rows, mixes, sized):
@@ -135,25 +138,26 @@ def test_the_calibration_rows_workloads_are_those_of_the_missed_jobs(calib, cali
 
 
 @pytest.mark.long
-@pytest.mark.timeout(
-    3600
-)  # 35.5 min alone on 2 cores (2026-11-28; 24.6 min as a script): each likelihood fits class sizes
+@pytest.mark.timeout(3600)  # 13.6 min as a script beside a test run (2026-11-28): each step fits sizes
 def test_recorded_shapes_are_the_fit(calib, calib_rows, mixes):
-    """Re-fit the recorded :data:`MIX_SHAPES` (25-36 min): their likelihood is the optimum's."""
+    """Re-fit :data:`MIX_SHAPES` from themselves (14 min): a local optimum, the search moves
+    none of them by 1 % and gains less than 0.5 in log-likelihood (the recorded shapes 881.76, the
+    search 881.75, 2026-11-28). From the documented start (``a = 1.55``) the search stalls at
+    882.56 (inception and graphlearn at the range's end): the likelihood is a step function of the
+    shapes, flat along the heavy tails."""
     _, mix = mixes
     counts = calib_rows.workload.value_counts().to_dict()
+    sample = synthetic_size.table_i_sample_rows()
     shapes, nll = synthetic_size.fit_test_mix_shapes(
-        calib, mix, 461, counts, synthetic_size.table_i_sample_rows()
+        calib, mix, 461, counts, sample, start=synthetic_size.MIX_SHAPES
     )
-    recorded = synthetic_size.missed_rows(
-        calib, mix, synthetic_size.fit_job_size(calib, mix, 461), synthetic_size.table_i_sample_rows()
-    )
+    recorded = synthetic_size.missed_rows(calib, mix, synthetic_size.fit_job_size(calib, mix, 461), sample)
     total = sum(recorded.values())
     nll_recorded = -sum(c * np.log(recorded[w] / total) for w, c in counts.items())
-    assert nll_recorded == pytest.approx(nll, abs=0.5), (shapes, synthetic_size.MIX_SHAPES)
+    assert nll <= nll_recorded + 1e-9 and nll_recorded - nll < 0.5, (shapes, nll, nll_recorded)
     for w, a in shapes.items():
         assert (np.isinf(a) and np.isinf(synthetic_size.MIX_SHAPES[w])) or a == pytest.approx(
-            synthetic_size.MIX_SHAPES[w], rel=0.02
+            synthetic_size.MIX_SHAPES[w], rel=0.01
         ), w
 
 
@@ -166,6 +170,17 @@ def test_workers_per_task(calib):
     assert (n >= 1).all()
     planned = t.inst_num.astype(int).to_numpy()
     assert (n > planned).any() and (n < planned).any()  # the factor's scale is below 1 for some workloads
+    # a workload job with a PyTorchWorker task (none of tensorflow) has the fixed factor, whatever it
+    # draws (the group-tag table tags a random share of the jobs with their workload)
+    tag = tables["pai_group_tag_table"]
+    job = tables["pai_job_table"]
+    tagged = set(job.job_name[job.inst_id.isin(tag.inst_id[tag.workload != ""])])
+    jobs = t.reset_index().groupby("job_name").task_name.agg(set)
+    fixed = jobs.index[jobs.map(lambda names: "PyTorchWorker" in names and "tensorflow" not in names)]
+    sel = t.index.get_level_values(0).isin(fixed.intersection(list(tagged)))
+    k = synthetic_size.TASK_FACTORS["PyTorchWorker"]
+    assert sel.sum() > 20
+    np.testing.assert_array_equal(n[sel], np.maximum(np.round(planned[sel] * k), 1))
     assert (tables["pai_sensor_table"].groupby("inst_id").size() == inst.groupby("inst_id").size()).all()
 
 
@@ -265,25 +280,33 @@ def test_task_name_rows_match_the_generated_tables(calib):
 
 def test_sample_task_names_against_the_authors_sample(calib, mixes, sized):
     """A Table I sample's rows per task name (each workload's rows split as its jobs' sensor-merge
-    rows, :func:`task_name_rows` with ``power = 2``) against the authors' sample (their evaluation
+    rows, :func:`synthetic_size.sample_task_rows`) against the authors' sample (their evaluation
     notebook, cell 76). Not fitted: worker, ps and evaluator (99.7 % of their rows), within 15 %.
     tensorflow within 25 %, but not a check: its one worker per instance
-    (:data:`synthetic_size.UNIT_TASKS`) is read off this count. PyTorchWorker is too common (its
-    jobs take a size multiplier; the authors' counts give them 3.6 workers per task on average)."""
+    (:data:`synthetic_size.UNIT_TASKS`) is read off this count. PyTorchWorker is fitted to it
+    (:data:`synthetic_size.TASK_FACTORS`): within the rounding's steps, 3 %."""
     from schedlab.polaris.metadata import AUTHORS_SAMPLE_TASKS
 
-    _, mix = mixes
-    sample = synthetic_size.table_i_sample_rows()
-    got: dict[str, float] = {}
-    for w in WORKLOADS:
-        rows = synthetic_size.workload_task_rows(calib, mix[w], sized, w, 2)
-        total = sum(rows.values())
-        for t, r in rows.items():
-            got[t] = got.get(t, 0.0) + sample[w] * r / total
+    got = synthetic_size.sample_task_rows(calib, mixes[1], sized)
     for t in ("worker", "ps", "evaluator"):
         assert got[t] == pytest.approx(AUTHORS_SAMPLE_TASKS[t], rel=0.15), (t, got)
     assert got["tensorflow"] == pytest.approx(AUTHORS_SAMPLE_TASKS["tensorflow"], rel=0.25), got
-    assert got["PyTorchWorker"] > 1.5 * AUTHORS_SAMPLE_TASKS["PyTorchWorker"]
+    assert got["PyTorchWorker"] == pytest.approx(AUTHORS_SAMPLE_TASKS["PyTorchWorker"], rel=0.03), got
+
+
+def test_recorded_task_factor_is_the_fit(calib, mixes):
+    """Re-fit :data:`synthetic_size.TASK_FACTORS` (about 100 s: each step fits every workload's
+    sizes): the recorded factor is the fitted one to three digits. Sized by the common factor
+    instead (``K = 1``: the planned instances), PyTorchWorker's sample rows are twice the authors'."""
+    from schedlab.polaris.metadata import AUTHORS_SAMPLE_TASKS
+
+    _, mix = mixes
+    fitted = synthetic_size.fit_task_factors(calib, mix, 461)
+    for t, k in synthetic_size.TASK_FACTORS.items():
+        assert fitted[t] == pytest.approx(k, rel=0.005), t
+    planned = synthetic_size.fit_job_size(calib, mix, 461, {"PyTorchWorker": 1.0})
+    rows = synthetic_size.sample_task_rows(calib, mix, planned)["PyTorchWorker"]
+    assert rows > 1.8 * AUTHORS_SAMPLE_TASKS["PyTorchWorker"]
 
 
 def test_missed_rows_task_names_against_the_calibration_rows(calib, calib_rows, mixes, sized):
@@ -291,12 +314,13 @@ def test_missed_rows_task_names_against_the_calibration_rows(calib, calib_rows, 
     misses (:func:`synthetic_size.missed_task_rows`). bert's tensorflow rows (10 real) and ctr's
     within Poisson sampling error: tensorflow jobs are many one-worker jobs, weighted by the
     authors' instance-merge share. (Sized by a class multiplier instead, bert's expected 47-55.)
-    bert's PyTorchWorker is too common, its ps too rare: 4 real rows, none expected, since every
-    bert ps job is big enough to be in the sample."""
+    bert's PyTorchWorker (10 real), with its factor fitted to the authors' sample rows, not to
+    these: 10.3 expected (17.5 when its jobs took a multiplier). bert's ps is too rare: 4 real
+    rows, none expected, since every bert ps job is big enough to be in the sample."""
     _, mix = mixes
     sample = synthetic_size.table_i_sample_rows()
     for w, names in (
-        ("bert", ("tensorflow", "worker")),
+        ("bert", ("tensorflow", "worker", "PyTorchWorker")),
         ("ctr", ("tensorflow", "ps", "worker", "evaluator")),
     ):
         real = calib_rows.task_name[calib_rows.workload == w].value_counts()
@@ -307,7 +331,6 @@ def test_missed_rows_task_names_against_the_calibration_rows(calib, calib_rows, 
             assert min(p.cdf(observed), p.sf(observed - 1)) > 0.01, (w, t, expected, observed)
     bert = calib_rows.task_name[calib_rows.workload == "bert"].value_counts()
     share = synthetic_size.missed_task_rows(calib, mix["bert"], sized, "bert", sample["bert"])
-    assert bert.sum() * share["PyTorchWorker"] > 1.5 * bert["PyTorchWorker"]
     assert bert.sum() * share.get("ps", 0.0) < 1 and bert["ps"] == 4
 
 

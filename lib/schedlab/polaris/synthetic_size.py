@@ -32,6 +32,9 @@ its template, and the templates' means fall short of what the real counts requir
 * The authors' tensorflow tasks have 26,757 instance-merge rows and 67 rows of their sample: one
   worker each (:data:`UNIT_TASKS`). Sized by a multiplier (20 x for bert), the stand-in's
   tensorflow jobs gave 982 sample rows and 47-55 of 302 bert rows of missed jobs (real 10).
+* PyTorchWorker: 193 rows of the authors' sample, 3.6 workers per task in their ratio
+  (:func:`authors_workers_per_task`). Sized like bert's single workers (17 in that ratio), the
+  stand-in's gave 517 sample rows and 17.5 of the 302 rows of missed bert jobs (real 10).
 
 The model: a workload job's tasks each get ``max(round(inst_num x K), 1)`` workers (instance and
 sensor rows; ``inst_num``, a feature, stays the template's), one ``K`` per job,
@@ -40,13 +43,18 @@ sensor rows; ``inst_num``, a feature, stays the template's), one ``K`` per job,
 the cap where the job would have more join rows than the trace's largest job, the planted top job
 (:func:`schedlab.polaris.planted.planted_top_job_instances` workers of one task: 461 at the real
 trace's size, 212,521 rows, about 580 rows of a 100,001-row sample; a two-task job then has at most
-326 workers). A job with a :data:`UNIT_TASKS` task (``tensorflow``, ``ps+tensorflow``) has ``K = 1``;
-its class's templates are drawn ``g_wc`` times as often as :func:`schedlab.polaris.metadata.template_mix`
-says (:attr:`JobSize.class_weight`, :func:`weighted_mix`).
+326 workers). A job with a :data:`UNIT_TASKS` task (``tensorflow``, ``ps+tensorflow``) has ``K = 1``,
+one with a PyTorchWorker task ``K = 0.484`` (:data:`TASK_FACTORS`: about half its planned
+instances); the templates of such a class are drawn ``g_wc`` times as often as
+:func:`schedlab.polaris.metadata.template_mix` says (:attr:`JobSize.class_weight`,
+:func:`weighted_mix`).
+
+* PyTorchWorker's fixed factor, **fitted** to the authors' sample rows of the name
+  (:func:`fit_task_factors`, :func:`sample_task_rows`: 195 expected, authors 193).
 
 * bert, ctr, inception, graphlearn (:data:`MIX_FITTED`), all **fitted**:
-  * the class multipliers and the weights of the tensorflow classes to the authors'
-    instance-merge rows per task name of the workload (:func:`fit_class_scales`;
+  * the class multipliers and the weights of the tensorflow and PyTorchWorker classes to the
+    authors' instance-merge rows per task name of the workload (:func:`fit_class_scales`;
     :func:`task_name_rows` with ``power = 1``);
   * the scale to :func:`target_rows_per_job` (:func:`fit_scale`), the two in turn
     (:func:`fit_sizes`);
@@ -54,34 +62,35 @@ says (:attr:`JobSize.class_weight`, :func:`weighted_mix`).
     sample misses (:func:`fit_test_mix_shapes`, :func:`missed_rows`; recorded in
     :data:`MIX_SHAPES`): bert inf (no tail), ctr 1.92, inception 1.11, graphlearn 1.056 (near
     the searched range's end).
-  Bert's ``ps`` jobs thus have 8.8 times the scale of the workload (1.06), its single workers 0.48
-  times, and its tensorflow templates are drawn 20.7 times as often (42 % of bert jobs); ctr's
+  Bert's ``ps`` jobs thus have 8.6 times the scale of the workload (1.10), its single workers 0.47
+  times, its tensorflow templates are drawn 20.7 times as often, its PyTorchWorker ones 1.6 times;
+  ctr's
   evaluator jobs 41 times (0.30), its ``ps`` + worker jobs 0.74 times, its ``ps+tensorflow``
   templates 5.2 times as often (5 % of ctr jobs).
 * The others (at most 4 calibration rows each): scale 1, no class multipliers or weights, and
   ``a_w`` fitted to the mean alone (:func:`fit_shape`, bisection; inf, no extra workers, where the
-  templates already reach it: nmt, resnet, vgg, xlnet, whose terminated share is lowered instead).
+  templates already reach it: nmt, resnet, vgg, xlnet, whose terminated share is lowered instead;
+  rl 1.41).
 
-Checks, not fitted (:func:`sample_job_counts`, :func:`task_name_rows` with ``power = 2``,
+Checks, not fitted (:func:`sample_job_counts`, :func:`sample_task_rows`,
 :func:`missed_task_rows`; tests/polaris/test_synthetic_size.py):
 
 * a Table I sample's rows per task name against the authors' sample
-  (:data:`schedlab.polaris.metadata.AUTHORS_SAMPLE_TASKS`): worker 50,702 (50,125), ps 44,887
-  (46,116), evaluator 3,840 (3,495); PyTorchWorker 517 (193) is too common (its jobs take a
-  multiplier; the authors' counts give them 3.6 workers per task). tensorflow 54 (67) is no check:
-  :data:`UNIT_TASKS` is read off that count;
-* the calibration rows' task names read as rows of missed jobs: bert tensorflow 5.6 expected (10
-  real), worker 275 (277), PyTorchWorker 17.5 (10), evaluator 3.6 (1), ps 0.0 (4: every bert ``ps``
+  (:data:`schedlab.polaris.metadata.AUTHORS_SAMPLE_TASKS`): worker 50,939 (50,125), ps 44,966
+  (46,116), evaluator 3,847 (3,495). tensorflow 53 (67) and PyTorchWorker 195 (193) are no check:
+  :data:`UNIT_TASKS` is read off the one count and :data:`TASK_FACTORS` fitted to the other;
+* the calibration rows' task names read as rows of missed jobs: bert tensorflow 5.7 expected (10
+  real), worker 282 (277), PyTorchWorker 10.3 (10), evaluator 3.6 (1), ps 0.1 (4: every bert ``ps``
   job is big enough to be sampled); ctr ps 172 (184), worker 171 (163), evaluator 48.7 (44),
   tensorflow 1.2 (2); inception ps 41.3 (41), worker 42.7 (43);
 * the calibration rows hold 37 pairs of rows of one job within a workload. Read as drawn from the
-  missed jobs the model expects 23.7: too few (Poisson P(X >= 37) 0.007; one scale per workload
+  missed jobs the model expects 23.6: too few (Poisson P(X >= 37) 0.006; one scale per workload
   expected 45.0). Read as drawn from all rows far more; the sizes fitted to the mean alone expected
   95 under the first reading;
 * the one-hot width of the sample and the groups of drawn test rows (docs/polaris.md).
 
-The Pareto form, the scale below 1, the class multipliers, the one worker per tensorflow instance
-and the clipping are assumptions.
+The Pareto form, the scale below 1, the class multipliers, the one worker per tensorflow instance,
+the one fixed factor of every PyTorchWorker job and the clipping are assumptions.
 
 Examples
 --------
@@ -125,6 +134,14 @@ MIX_SHAPES = {"bert": float("inf"), "ctr": 1.92, "inception": 1.11, "graphlearn"
 #: template class with such a task (``tensorflow``, ``ps+tensorflow``) meets its share of the
 #: instance-merge rows by how often its jobs occur (:attr:`JobSize.class_weight`), not by their size
 UNIT_TASKS: frozenset[str] = frozenset({"tensorflow"})
+#: task names whose jobs take one fixed factor ``K`` instead of a drawn one, **fitted** so that a
+#: Table I sample holds the authors' rows of the name (:func:`fit_task_factors`; recorded so that a
+#: stand-in does not re-run the fit, ``tests/polaris/test_synthetic_size.py`` re-fits it). Sized like
+#: bert's single workers, PyTorchWorker had 517 rows of a 100,000-row sample (authors 193): its
+#: ``sum(workers^2) / sum(workers)`` is 3.6 over the authors' tasks (:func:`authors_workers_per_task`;
+#: at most 1.5 in nmt, which holds 8,535 of its 19,770 instance-merge rows and whose Table I rows are
+#: 1.4 times its instance-merge rows), 17 in the stand-in's bert
+TASK_FACTORS: dict[str, float] = {"PyTorchWorker": 0.484}
 
 
 @dataclass(frozen=True)
@@ -142,6 +159,13 @@ class JobSize:
     #: per workload, a multiplier of the probability of the templates of a class with a
     #: :data:`UNIT_TASKS` task (missing: 1), fitted to the authors' task names as ``class_scale`` is
     class_weight: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: the fixed factor ``K`` of a job with a task of :data:`TASK_FACTORS` (missing: drawn); a
+    #: :data:`UNIT_TASKS` task's is 1 whatever this says
+    task_factor: dict[str, float] = field(default_factory=dict)
+
+    def fixed(self, classes: np.ndarray) -> np.ndarray:
+        """:func:`fixed_factors` of these template classes under this size's task factors."""
+        return fixed_factors(classes, self.task_factor)
 
     def template_scales(self, w: str, classes: np.ndarray) -> np.ndarray:
         """The scale of ``K`` for ``w`` jobs of these template classes."""
@@ -169,14 +193,77 @@ def weighted_mix(mix: tuple, classes: np.ndarray, weight: dict[str, float]) -> t
     return first, second, q / q.sum()
 
 
-def unit_templates(classes: np.ndarray) -> np.ndarray:
-    """Which templates (by :func:`template_classes`) have a task of :data:`UNIT_TASKS`: one worker
-    per planned instance.
+def fixed_factors(classes: np.ndarray, task_factor: dict[str, float]) -> np.ndarray:
+    """Per template class (:func:`template_classes`), the fixed factor ``K`` of its jobs: 1 with a
+    task of :data:`UNIT_TASKS` (one worker per planned instance), else the smallest
+    ``task_factor`` of its task names, nan (drawn) when it has none.
 
-    >>> unit_templates(np.array(["ps+tensorflow", "ps+worker", "tensorflow"])).tolist()
-    [True, False, True]
+    >>> fixed_factors(np.array(["ps+tensorflow", "ps+worker", "PyTorchWorker"]), {"PyTorchWorker": 0.3}).tolist()
+    [1.0, nan, 0.3]
     """
-    return np.array([not UNIT_TASKS.isdisjoint(str(c).split("+")) for c in classes], dtype=bool)
+    out = np.full(len(classes), np.nan)
+    for i, c in enumerate(classes):
+        names = str(c).split("+")
+        if not UNIT_TASKS.isdisjoint(names):
+            out[i] = 1.0
+        elif found := [task_factor[t] for t in names if t in task_factor]:
+            out[i] = min(found)
+    return out
+
+
+def authors_workers_per_task(t: str) -> float:
+    """``sum(workers^2) / sum(workers)`` over the authors' tasks named ``t``: their sample's rows
+    (:data:`schedlab.polaris.metadata.AUTHORS_SAMPLE_TASKS`, each task ``workers^2`` join rows) over
+    their instance-merge rows (:data:`schedlab.polaris.metadata.AUTHORS_TASK_WORKLOAD`, ``workers``
+    rows), times Table I's rows over the sample's.
+
+    >>> round(authors_workers_per_task("PyTorchWorker"), 2), round(authors_workers_per_task("tensorflow"), 2)
+    (3.58, 0.92)
+    """
+    from schedlab.polaris.metadata import AUTHORS_SAMPLE_TASKS
+
+    merged = sum(v for (name, _), v in AUTHORS_TASK_WORKLOAD.items() if name == t)
+    return AUTHORS_SAMPLE_TASKS[t] / merged * sum(TABLE_I_SIZES.values()) / TABLE_I_TARGET
+
+
+def sample_task_rows(model: JobModel, mixes: dict, size: JobSize) -> dict[str, float]:
+    """Expected rows per task name of a Table I sample (:func:`table_i_sample_rows`): each
+    workload's rows split as its jobs' sensor-merge rows (:func:`workload_task_rows`, ``power =
+    2``); to set beside :data:`schedlab.polaris.metadata.AUTHORS_SAMPLE_TASKS`."""
+    got: dict[str, float] = {}
+    for w, n in table_i_sample_rows().items():
+        rows = workload_task_rows(model, mixes[w], size, w, 2)
+        total = sum(rows.values())
+        for t, r in rows.items():
+            got[t] = got.get(t, 0.0) + n * r / total
+    return got
+
+
+def fit_task_factors(model: JobModel, mixes: dict, max_workers: int, tol: float = 0.005) -> dict[str, float]:
+    """Per name of :data:`TASK_FACTORS`, the fixed factor ``K`` whose :func:`fit_job_size` (the
+    classes' weights and the shapes re-fitted with it) gives the authors' rows of the name in a
+    Table I sample (:func:`sample_task_rows`, :data:`schedlab.polaris.metadata.AUTHORS_SAMPLE_TASKS`):
+    bisection on ``log K`` in ``[1/64, 4]`` down to ``tol`` (the rows rise with ``K``, in steps of
+    the rounding to whole workers: the class's weight keeps its instance-merge rows while each job
+    grows), then the end nearer the target; one name at a time (seconds per step)."""
+    from schedlab.polaris.metadata import AUTHORS_SAMPLE_TASKS
+
+    factor = dict(TASK_FACTORS)
+    for t in TASK_FACTORS:
+        target = AUTHORS_SAMPLE_TASKS[t]
+
+        def rows(log_k: float) -> float:
+            size = fit_job_size(model, mixes, max_workers, {**factor, t: float(np.exp(log_k))})
+            return sample_task_rows(model, mixes, size).get(t, 0.0)
+
+        lo, hi = np.log(1 / 64), np.log(4.0)
+        got = {lo: rows(lo), hi: rows(hi)}
+        while hi - lo > tol:
+            mid = 0.5 * (lo + hi)
+            got[mid] = rows(mid)
+            lo, hi = (lo, mid) if got[mid] >= target else (mid, hi)
+        factor[t] = float(np.exp(min((lo, hi), key=lambda x: abs(got[x] - target))))
+    return factor
 
 
 def target_rows_per_job(w: str) -> float:
@@ -222,20 +309,19 @@ def template_rows(model: JobModel, first: np.ndarray, second: np.ndarray) -> np.
 
 
 def mean_rows(
-    a: float, rows: np.ndarray, p: np.ndarray, caps: np.ndarray, unit: np.ndarray | None = None
+    a: float, rows: np.ndarray, p: np.ndarray, caps: np.ndarray, fixed: np.ndarray | None = None
 ) -> float:
     """Expected join rows of a terminated job: template rows ``rows`` (probabilities ``p``) times
-    ``E[min(K, cap)^2]`` with shape ``a`` (inf: no factor; none either for ``unit`` templates)."""
-    if np.isinf(a):
-        return float(np.sum(p * rows))
-    factor = clipped_second_moment(a, caps)
-    if unit is not None:
-        factor = np.where(unit, 1.0, factor)
+    ``E[min(K, cap)^2]`` with shape ``a`` (inf: no factor), or ``K^2`` for the templates whose
+    ``fixed`` factor (:func:`fixed_factors`) is not nan (the rounding to whole workers left out)."""
+    factor = np.ones(len(rows)) if np.isinf(a) else clipped_second_moment(a, caps)
+    if fixed is not None:
+        factor = np.where(np.isnan(fixed), factor, np.asarray(fixed, float) ** 2)
     return float(np.sum(p * rows * factor))
 
 
 def fit_shape(
-    rows: np.ndarray, p: np.ndarray, caps: np.ndarray, target: float, unit: np.ndarray | None = None
+    rows: np.ndarray, p: np.ndarray, caps: np.ndarray, target: float, fixed: np.ndarray | None = None
 ) -> float:
     """The Pareto shape whose mean rows per job (:func:`mean_rows`) equal ``target``, by bisection
     in :data:`SHAPE_RANGE`; inf when the templates reach it without the factor, the heaviest shape
@@ -244,38 +330,41 @@ def fit_shape(
     >>> fit_shape(np.array([1.0]), np.array([1.0]), np.array([np.inf]), 3.0)
     3.0
     """
-    if mean_rows(np.inf, rows, p, caps) >= target:
+    if mean_rows(np.inf, rows, p, caps, fixed) >= target:
         return float("inf")
     lo, hi = SHAPE_RANGE
-    if mean_rows(lo, rows, p, caps, unit) <= target:
+    if mean_rows(lo, rows, p, caps, fixed) <= target:
         return lo
     for _ in range(80):  # the mean falls as the shape grows
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if mean_rows(mid, rows, p, caps, unit) > target else (lo, mid)
+        lo, hi = (mid, hi) if mean_rows(mid, rows, p, caps, fixed) > target else (lo, mid)
     return 0.5 * (lo + hi)
 
 
-def fit_job_size(model: JobModel, mixes: dict, max_workers: int) -> JobSize:
+def fit_job_size(
+    model: JobModel, mixes: dict, max_workers: int, task_factor: dict[str, float] | None = None
+) -> JobSize:
     """Fit the factor per workload (see the module docstring). ``mixes[w]`` = ``(first, second,
     p)``: the templates a ``w`` job draws and their probabilities
     (:func:`schedlab.polaris.metadata.template_mix`); ``max_workers``: the trace's largest job.
 
     Workloads in :data:`MIX_SHAPES` take that shape and the scale whose mean rows per job equal
     :func:`target_rows_per_job` (:func:`fit_scale`); the others a shape fitted to that mean with
-    scale 1 (:func:`fit_shape`)."""
+    scale 1 (:func:`fit_shape`). ``task_factor``: the fixed factors (default :data:`TASK_FACTORS`)."""
     if max_workers < 1:
         return JobSize({w: float("inf") for w in WORKLOADS}, 0)
+    factor = dict(TASK_FACTORS if task_factor is None else task_factor)
     shape, scale, mult, weight = {}, {}, {}, {}
     for w in WORKLOADS:
         if w in MIX_SHAPES:
             shape[w] = MIX_SHAPES[w]
-            scale[w], mult[w], weight[w] = fit_sizes(model, mixes[w], max_workers, shape[w], w)
+            scale[w], mult[w], weight[w] = fit_sizes(model, mixes[w], max_workers, shape[w], w, factor)
         else:
             first, second, p = mixes[w]
             caps = job_caps(model, first, second, max_workers)
-            unit = unit_templates(template_classes(model, first, second))
-            shape[w] = fit_shape(template_rows(model, first, second), p, caps, target_rows_per_job(w), unit)
-    return JobSize(shape, int(max_workers), scale, mult, weight)
+            fixed = fixed_factors(template_classes(model, first, second), factor)
+            shape[w] = fit_shape(template_rows(model, first, second), p, caps, target_rows_per_job(w), fixed)
+    return JobSize(shape, int(max_workers), scale, mult, weight, factor)
 
 
 def draw_factor(
@@ -287,7 +376,8 @@ def draw_factor(
 ) -> np.ndarray:
     """``K`` per job: the workload's scale (times its template class's multiplier, ``classes``:
     :func:`template_classes` per job) times a Pareto draw (1 for jobs without a workload; no draw
-    with shape inf), clipped at ``caps``; 1 for a workload job with a :data:`UNIT_TASKS` task.
+    with shape inf), clipped at ``caps``; the fixed factor (:meth:`JobSize.fixed`) for a workload job
+    with a task of :data:`UNIT_TASKS` or :data:`TASK_FACTORS`.
     Draws one uniform per job whatever the shapes, so the stream does not depend on them."""
     u = rng.random(workload.size)
     a = np.array([size.shape.get(w, np.inf) if w else np.inf for w in workload], float)
@@ -298,8 +388,10 @@ def draw_factor(
     with np.errstate(divide="ignore"):
         k = np.where(np.isinf(a), 1.0, (1.0 - u) ** (-1.0 / np.where(np.isinf(a), 1.0, a)))
     k = np.minimum(scale * k, np.maximum(caps, 1.0))
-    if classes is not None:  # one worker per instance: the factor's uniform is drawn all the same
-        k[unit_templates(classes) & (np.asarray(workload, dtype=object) != "")] = 1.0
+    if classes is not None:  # a fixed factor: the uniform is drawn all the same
+        fixed = size.fixed(classes)
+        sel = ~np.isnan(fixed) & (np.asarray(workload, dtype=object) != "")
+        k[sel] = fixed[sel]
     return k
 
 
@@ -316,13 +408,13 @@ def _workers_grid(
     a: float,
     scale,
     nodes: int = 400,
-    unit: np.ndarray | None = None,
+    fixed: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Workers of a job per template (rows) and quadrature node (columns), and the nodes' weights:
     each task ``max(round(inst x K), 1)`` workers, ``K = min(scale x P, cap)``, ``P ~ Pareto(a)``
     on ``[1, inf)`` (inf: ``P = 1``) by quadrature over ``v = P(P > k)`` on a log grid down to
     ``1e-15`` (the tail beyond carries no weight worth counting). ``scale``: one, or one per template;
-    ``unit``: templates whose ``K`` is 1 (:func:`unit_templates`)."""
+    ``fixed``: per template a fixed ``K``, nan where it is drawn (:func:`fixed_factors`)."""
     if np.isinf(a):
         k, w = np.array([1.0]), np.array([1.0])
     else:
@@ -332,8 +424,9 @@ def _workers_grid(
     i1, i2 = np.asarray(inst_first, float)[:, None], np.asarray(inst_second, float)[:, None]
     s = np.broadcast_to(np.asarray(scale, float), (i1.shape[0],))[:, None]
     kk = np.minimum(s * k[None, :], np.maximum(np.asarray(caps, float), 1.0)[:, None])
-    if unit is not None:
-        kk = np.where(np.asarray(unit, bool)[:, None], 1.0, kk)
+    if fixed is not None:
+        f = np.asarray(fixed, float)[:, None]
+        kk = np.where(np.isnan(f), kk, f)
     workers = np.maximum(np.round(i1 * kk), 1.0) + np.where(i2 > 0, np.maximum(np.round(i2 * kk), 1.0), 0.0)
     return workers, w
 
@@ -346,14 +439,14 @@ def job_rows_distribution(
     a: float,
     scale: float | np.ndarray = 1.0,
     nodes: int = 400,
-    unit: np.ndarray | None = None,
+    fixed: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The join rows of one terminated job as a discrete distribution (values, probabilities),
     as the generator makes them: the job ``tasks x workers^2`` rows, workers as
     :func:`_workers_grid`'s. Templates: ``inst_first``, ``inst_second`` (0: one task;
-    :func:`task_instances`) with probabilities ``p``; ``scale`` one or one per template; ``unit``
-    the templates with one worker per instance."""
-    workers, w = _workers_grid(inst_first, inst_second, caps, a, scale, nodes, unit)
+    :func:`task_instances`) with probabilities ``p``; ``scale`` one or one per template; ``fixed``
+    the templates' fixed factors (:func:`fixed_factors`)."""
+    workers, w = _workers_grid(inst_first, inst_second, caps, a, scale, nodes, fixed)
     i2 = np.asarray(inst_second, float)[:, None]
     rows = (1.0 + (i2 > 0)) * workers**2
     return rows.ravel(), (np.asarray(p, float)[:, None] * w[None, :]).ravel()
@@ -369,15 +462,22 @@ def template_classes(model: JobModel, first: np.ndarray, second: np.ndarray) -> 
 
 
 def task_name_rows(
-    model: JobModel, mix: tuple, caps: np.ndarray, a: float, scale: np.ndarray, power: int
+    model: JobModel,
+    mix: tuple,
+    caps: np.ndarray,
+    a: float,
+    scale: np.ndarray,
+    power: int,
+    task_factor: dict[str, float] | None = None,
 ) -> dict[str, float]:
-    """Expected rows per task name of one ``w`` job (templates ``mix``, per-template ``scale``):
-    every task of a job has ``workers`` rows after the authors' instance merge (``power = 1``:
-    their ``selected_df.value_counts(['task_name', 'workload'])``) and ``workers^2`` after the
-    sensor merge (``power = 2``: the faithful join a Table I sample is drawn from)."""
+    """Expected rows per task name of one ``w`` job (templates ``mix``, per-template ``scale``,
+    fixed factors by ``task_factor``, :func:`fixed_factors`): every task of a job has ``workers``
+    rows after the authors' instance merge (``power = 1``: their
+    ``selected_df.value_counts(['task_name', 'workload'])``) and ``workers^2`` after the sensor
+    merge (``power = 2``: the faithful join a Table I sample is drawn from)."""
     first, second, p = mix
-    unit = unit_templates(template_classes(model, first, second))
-    workers, w = _workers_grid(*task_instances(model, first, second), caps, a, scale, unit=unit)
+    fixed = fixed_factors(template_classes(model, first, second), task_factor or {})
+    workers, w = _workers_grid(*task_instances(model, first, second), caps, a, scale, fixed=fixed)
     return _by_task_name(model, first, second, p * ((workers**power) @ w))
 
 
@@ -410,12 +510,19 @@ SIZE_ROUNDS = 3
 
 
 def fit_class_scales(
-    model: JobModel, mix: tuple, caps: np.ndarray, a: float, scale: float, w: str
+    model: JobModel,
+    mix: tuple,
+    caps: np.ndarray,
+    a: float,
+    scale: float,
+    w: str,
+    task_factor: dict[str, float] | None = None,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Multipliers of ``scale`` per template class (:func:`template_classes`) whose instance-merge
     rows per task name (:func:`task_name_rows`, ``power = 1``) take the authors' shares
-    (:func:`authors_task_shares`); a class with a :data:`UNIT_TASKS` task, whose jobs have no factor,
-    moves its templates' probability instead (:func:`weighted_mix`). Multiplicative updates from
+    (:func:`authors_task_shares`); a class whose jobs have a fixed factor (a task of
+    :data:`UNIT_TASKS`, or of ``task_factor``: :func:`fixed_factors`) moves its templates'
+    probability instead (:func:`weighted_mix`). Multiplicative updates from
     one common scale: each class's multiplier (or weight) times the geometric mean of ``(target /
     model share)^CLASS_STEP`` over its task names, :data:`CLASS_ITERATIONS` times, within ``[1/64,
     64]`` (the rounding to whole workers makes the shares step functions, so no gradient). A
@@ -431,12 +538,12 @@ def fit_class_scales(
         return {}, {}
     index = np.searchsorted(classes, cls)
     members = [[n for n in names if n in c.split("+") and target[n] > 0] for c in classes]
-    unit = unit_templates(np.array(classes, dtype=object))
+    unit = ~np.isnan(fixed_factors(np.array(classes, dtype=object), task_factor or {}))
     log_m = np.zeros(len(classes))
     for _ in range(CLASS_ITERATIONS):
         weight = {c: float(np.exp(v)) for c, v, u in zip(classes, log_m, unit) if u}
         scales = scale * np.exp(np.where(unit, 0.0, log_m)[index])
-        rows = task_name_rows(model, weighted_mix(mix, cls, weight), caps, a, scales, 1)
+        rows = task_name_rows(model, weighted_mix(mix, cls, weight), caps, a, scales, 1, task_factor)
         total = sum(rows.values())
         gap = {n: np.log(target[n] / max(rows.get(n, 0.0) / total, 1e-12)) for n in names if target[n] > 0}
         step = np.array([np.mean([gap[n] for n in m]) if m else 0.0 for m in members])
@@ -447,9 +554,15 @@ def fit_class_scales(
 
 
 def fit_sizes(
-    model: JobModel, mix: tuple, max_workers: int, a: float, w: str
+    model: JobModel,
+    mix: tuple,
+    max_workers: int,
+    a: float,
+    w: str,
+    task_factor: dict[str, float] | None = None,
 ) -> tuple[float, dict[str, float], dict[str, float]]:
-    """The scale, class multipliers and class weights of ``w`` jobs with shape ``a``:
+    """The scale, class multipliers and class weights of ``w`` jobs with shape ``a`` (fixed factors
+    by ``task_factor``):
     :func:`fit_class_scales` and :func:`fit_scale` (mean rows per job
     :func:`target_rows_per_job`) in turn, :data:`SIZE_ROUNDS` times. Returns ``(scale,
     class_scale, class_weight)``."""
@@ -457,15 +570,15 @@ def fit_sizes(
     caps = job_caps(model, first, second, max_workers)
     inst = task_instances(model, first, second)
     cls = template_classes(model, first, second)
-    unit = unit_templates(cls)
-    scale = fit_scale(*inst, p, caps, a, target_rows_per_job(w), unit=unit)
+    fixed = fixed_factors(cls, task_factor or {})
+    scale = fit_scale(*inst, p, caps, a, target_rows_per_job(w), fixed=fixed)
     mult: dict[str, float] = {}
     weight: dict[str, float] = {}
     for _ in range(SIZE_ROUNDS):
-        mult, weight = fit_class_scales(model, mix, caps, a, scale, w)
+        mult, weight = fit_class_scales(model, mix, caps, a, scale, w, task_factor)
         rel = np.array([mult.get(c, 1.0) for c in cls])
         pw = weighted_mix(mix, cls, weight)[2]
-        scale = fit_scale(*inst, pw, caps, a, target_rows_per_job(w), rel, unit)
+        scale = fit_scale(*inst, pw, caps, a, target_rows_per_job(w), rel, fixed)
     return scale, mult, weight
 
 
@@ -477,15 +590,15 @@ def fit_scale(
     a: float,
     target: float,
     rel: np.ndarray | float = 1.0,
-    unit: np.ndarray | None = None,
+    fixed: np.ndarray | None = None,
 ) -> float:
     """The scale whose mean rows per job (:func:`job_rows_distribution`, template ``k``'s scale
-    that times ``rel[k]``, ``unit`` templates without a factor) reach ``target``: the smallest in
+    that times ``rel[k]``, ``fixed`` factors where not nan) reach ``target``: the smallest in
     ``[1/64, 64]`` (bisection on its logarithm; the mean rises with it, in steps)."""
 
     def mean(log_scale: float) -> float:
         r, pr = job_rows_distribution(
-            inst_first, inst_second, p, caps, a, np.exp(log_scale) * np.asarray(rel), unit=unit
+            inst_first, inst_second, p, caps, a, np.exp(log_scale) * np.asarray(rel), fixed=fixed
         )
         return float(np.sum(pr * r))
 
@@ -511,7 +624,7 @@ def workload_rows(model: JobModel, mix: tuple, size: JobSize, w: str) -> tuple[n
     caps = job_caps(model, first, second, size.max_workers)
     scale = size.template_scales(w, cls)
     return job_rows_distribution(
-        *task_instances(model, first, second), p, caps, size.shape[w], scale, unit=unit_templates(cls)
+        *task_instances(model, first, second), p, caps, size.shape[w], scale, fixed=size.fixed(cls)
     )
 
 
@@ -522,7 +635,9 @@ def workload_task_rows(model: JobModel, mix: tuple, size: JobSize, w: str, power
     cls = template_classes(model, first, second)
     caps = job_caps(model, first, second, size.max_workers)
     scale = size.template_scales(w, cls)
-    return task_name_rows(model, size.weighted(w, mix, cls), caps, size.shape[w], scale, power)
+    return task_name_rows(
+        model, size.weighted(w, mix, cls), caps, size.shape[w], scale, power, size.task_factor
+    )
 
 
 def sample_job_counts(
@@ -611,7 +726,12 @@ def missed_task_rows(
 
 
 def fit_test_mix_shapes(
-    model: JobModel, mixes: dict, max_workers: int, counts: dict[str, int], sample_rows: dict[str, float]
+    model: JobModel,
+    mixes: dict,
+    max_workers: int,
+    counts: dict[str, int],
+    sample_rows: dict[str, float],
+    start: dict[str, float] | None = None,
 ) -> tuple[dict[str, float], float]:
     """The shapes of :data:`MIX_FITTED` (each with its :func:`fit_scale`) that maximise the
     multinomial likelihood of ``counts`` (real rows per workload) when those rows are drawn
@@ -619,8 +739,10 @@ def fit_test_mix_shapes(
     (:func:`missed_rows`): the reading of the authors' test rows that their encoder's stored
     values require (:func:`schedlab.polaris.metadata.authors_known_values`). The other
     workloads keep :func:`fit_job_size`'s shapes. Nelder-Mead on ``log(a - 1.05)`` from
-    ``a = 1.55``; a shape over 200 is returned as inf. Returns the shapes and the negative
-    log-likelihood (up to a constant)."""
+    ``a = 1.55`` (or the shapes ``start``, inf taken as 400); a shape over 200 is returned as inf.
+    The rounding to whole workers makes the likelihood a step function of the shapes, flat along
+    the heavy tails, so the search ends where its simplex stalls: a local optimum. Returns the
+    shapes and the negative log-likelihood (up to a constant)."""
     from scipy.optimize import minimize
 
     base = fit_job_size(model, mixes, max_workers)
@@ -632,8 +754,8 @@ def fit_test_mix_shapes(
             a = lo + float(np.exp(xx))
             a = float("inf") if a > SHAPE_RANGE[1] else a
             shape[w] = a
-            scale[w], mult[w], weight[w] = fit_sizes(model, mixes[w], max_workers, a, w)
-        return JobSize(shape, int(max_workers), scale, mult, weight)
+            scale[w], mult[w], weight[w] = fit_sizes(model, mixes[w], max_workers, a, w, base.task_factor)
+        return JobSize(shape, int(max_workers), scale, mult, weight, base.task_factor)
 
     def nll(x: np.ndarray) -> float:
         u = missed_rows(model, mixes, size_for(x), sample_rows)
@@ -642,7 +764,11 @@ def fit_test_mix_shapes(
 
     res = minimize(
         nll,
-        x0=np.full(len(MIX_FITTED), np.log(0.5)),
+        x0=(
+            np.full(len(MIX_FITTED), np.log(0.5))
+            if start is None
+            else np.log(np.minimum([start[w] for w in MIX_FITTED], 400.0) - lo)
+        ),
         method="Nelder-Mead",
         options={"xatol": 1e-3, "fatol": 1e-3, "maxiter": 600},
     )
