@@ -63,10 +63,9 @@ instances); the templates of such a class are drawn ``g_wc`` times as often as
     :data:`MIX_SHAPES`): bert inf (no tail), ctr 1.92, inception 1.11, graphlearn 1.056 (near
     the searched range's end).
   Bert's ``ps`` jobs thus have 8.6 times the scale of the workload (1.10), its single workers 0.47
-  times, its tensorflow templates are drawn 20.7 times as often, its PyTorchWorker ones 1.6 times;
-  ctr's
-  evaluator jobs 41 times (0.30), its ``ps`` + worker jobs 0.74 times, its ``ps+tensorflow``
-  templates 5.2 times as often (5 % of ctr jobs).
+  times, its tensorflow templates are drawn 20.7 times as often (41 % of bert jobs), its
+  PyTorchWorker ones 1.6 times (3.3 %); ctr's evaluator jobs 41 times (0.30), its ``ps`` + worker
+  jobs 0.74 times, its ``ps+tensorflow`` templates 5.2 times as often (5 % of ctr jobs).
 * The others (at most 4 calibration rows each): scale 1, no class multipliers or weights, and
   ``a_w`` fitted to the mean alone (:func:`fit_shape`, bisection; inf, no extra workers, where the
   templates already reach it: nmt, resnet, vgg, xlnet, whose terminated share is lowered instead;
@@ -156,8 +155,9 @@ class JobSize:
     #: per workload, a multiplier of the scale per template class (:func:`template_classes`, e.g.
     #: ``"ps+worker"``; missing: 1), fitted to the authors' task names (:func:`fit_class_scales`)
     class_scale: dict[str, dict[str, float]] = field(default_factory=dict)
-    #: per workload, a multiplier of the probability of the templates of a class with a
-    #: :data:`UNIT_TASKS` task (missing: 1), fitted to the authors' task names as ``class_scale`` is
+    #: per workload, a multiplier of the probability of the templates of a class whose jobs have a
+    #: fixed factor (:func:`fixed_factors`; missing: 1), fitted to the authors' task names as
+    #: ``class_scale`` is
     class_weight: dict[str, dict[str, float]] = field(default_factory=dict)
     #: the fixed factor ``K`` of a job with a task of :data:`TASK_FACTORS` (missing: drawn); a
     #: :data:`UNIT_TASKS` task's is 1 whatever this says
@@ -240,8 +240,8 @@ def sample_task_rows(model: JobModel, mixes: dict, size: JobSize) -> dict[str, f
 
 
 def fit_task_factors(model: JobModel, mixes: dict, max_workers: int, tol: float = 0.005) -> dict[str, float]:
-    """Per name of :data:`TASK_FACTORS`, the fixed factor ``K`` whose :func:`fit_job_size` (the
-    classes' weights and the shapes re-fitted with it) gives the authors' rows of the name in a
+    """Per name of :data:`TASK_FACTORS`, the fixed factor ``K`` whose :func:`fit_job_size` (class
+    weights, scales and the shapes outside :data:`MIX_SHAPES` re-fitted with it) gives the authors' rows of the name in a
     Table I sample (:func:`sample_task_rows`, :data:`schedlab.polaris.metadata.AUTHORS_SAMPLE_TASKS`):
     bisection on ``log K`` in ``[1/64, 4]`` down to ``tol`` (the rows rise with ``K``, in steps of
     the rounding to whole workers: the class's weight keeps its instance-merge rows while each job
