@@ -104,7 +104,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from schedlab.polaris.job_model import JobModel
-from schedlab.polaris.metadata import AUTHORS_TASK_WORKLOAD
+from schedlab.polaris.metadata import AUTHORS_SAMPLE_TASKS, AUTHORS_TASK_WORKLOAD
 from schedlab.polaris.schema import (
     JOB_STATUS_COUNTS,
     TABLE_I_SIZES,
@@ -220,8 +220,6 @@ def authors_workers_per_task(t: str) -> float:
     >>> round(authors_workers_per_task("PyTorchWorker"), 2), round(authors_workers_per_task("tensorflow"), 2)
     (3.58, 0.92)
     """
-    from schedlab.polaris.metadata import AUTHORS_SAMPLE_TASKS
-
     merged = sum(v for (name, _), v in AUTHORS_TASK_WORKLOAD.items() if name == t)
     return AUTHORS_SAMPLE_TASKS[t] / merged * sum(TABLE_I_SIZES.values()) / TABLE_I_TARGET
 
@@ -241,13 +239,12 @@ def sample_task_rows(model: JobModel, mixes: dict, size: JobSize) -> dict[str, f
 
 def fit_task_factors(model: JobModel, mixes: dict, max_workers: int, tol: float = 0.005) -> dict[str, float]:
     """Per name of :data:`TASK_FACTORS`, the fixed factor ``K`` whose :func:`fit_job_size` (class
-    weights, scales and the shapes outside :data:`MIX_SHAPES` re-fitted with it) gives the authors' rows of the name in a
-    Table I sample (:func:`sample_task_rows`, :data:`schedlab.polaris.metadata.AUTHORS_SAMPLE_TASKS`):
-    bisection on ``log K`` in ``[1/64, 4]`` down to ``tol`` (the rows rise with ``K``, in steps of
-    the rounding to whole workers: the class's weight keeps its instance-merge rows while each job
-    grows), then the end nearer the target; one name at a time (seconds per step)."""
-    from schedlab.polaris.metadata import AUTHORS_SAMPLE_TASKS
-
+    weights, scales and the shapes outside :data:`MIX_SHAPES` re-fitted with it) gives the
+    authors' rows of the name in a Table I sample (:func:`sample_task_rows`,
+    :data:`schedlab.polaris.metadata.AUTHORS_SAMPLE_TASKS`): bisection on ``log K`` in ``[1/64,
+    4]`` down to ``tol`` (the rows rise with ``K``, in steps of the rounding to whole workers: the
+    class's weight keeps its instance-merge rows while each job grows), then the end nearer the
+    target; one name at a time (seconds per step, so an end is fitted only when it is one)."""
     factor = dict(TASK_FACTORS)
     for t in TASK_FACTORS:
         target = AUTHORS_SAMPLE_TASKS[t]
@@ -257,11 +254,14 @@ def fit_task_factors(model: JobModel, mixes: dict, max_workers: int, tol: float 
             return sample_task_rows(model, mixes, size).get(t, 0.0)
 
         lo, hi = np.log(1 / 64), np.log(4.0)
-        got = {lo: rows(lo), hi: rows(hi)}
+        got: dict[float, float] = {}
         while hi - lo > tol:
             mid = 0.5 * (lo + hi)
             got[mid] = rows(mid)
             lo, hi = (lo, mid) if got[mid] >= target else (mid, hi)
+        for end in (lo, hi):  # a range's end never bisected to
+            if end not in got:
+                got[end] = rows(end)
         factor[t] = float(np.exp(min((lo, hi), key=lambda x: abs(got[x] - target))))
     return factor
 
@@ -538,18 +538,18 @@ def fit_class_scales(
         return {}, {}
     index = np.searchsorted(classes, cls)
     members = [[n for n in names if n in c.split("+") and target[n] > 0] for c in classes]
-    unit = ~np.isnan(fixed_factors(np.array(classes, dtype=object), task_factor or {}))
+    fixed = ~np.isnan(fixed_factors(np.array(classes, dtype=object), task_factor or {}))
     log_m = np.zeros(len(classes))
     for _ in range(CLASS_ITERATIONS):
-        weight = {c: float(np.exp(v)) for c, v, u in zip(classes, log_m, unit) if u}
-        scales = scale * np.exp(np.where(unit, 0.0, log_m)[index])
+        weight = {c: float(np.exp(v)) for c, v, f in zip(classes, log_m, fixed) if f}
+        scales = scale * np.exp(np.where(fixed, 0.0, log_m)[index])
         rows = task_name_rows(model, weighted_mix(mix, cls, weight), caps, a, scales, 1, task_factor)
         total = sum(rows.values())
         gap = {n: np.log(target[n] / max(rows.get(n, 0.0) / total, 1e-12)) for n in names if target[n] > 0}
         step = np.array([np.mean([gap[n] for n in m]) if m else 0.0 for m in members])
         log_m = np.clip(log_m + CLASS_STEP * step, -np.log(64.0), np.log(64.0))
-    mult = {c: float(np.exp(v)) for c, v, u in zip(classes, log_m, unit) if not u}
-    weight = {c: float(np.exp(v)) for c, v, u in zip(classes, log_m, unit) if u}
+    mult = {c: float(np.exp(v)) for c, v, f in zip(classes, log_m, fixed) if not f}
+    weight = {c: float(np.exp(v)) for c, v, f in zip(classes, log_m, fixed) if f}
     return mult, weight
 
 
