@@ -31,12 +31,31 @@ def test_many_labellings_equal_sklearn_to_the_last_bit(metric):
     assert (many[1][:3] == 0).all()  # a point alone in its group scores 0, as scikit-learn
 
 
+@pytest.mark.parametrize("metric", ["euclidean", "manhattan"])
+def test_fused_pass_equals_sklearn_over_many_chunks_and_tiles(metric, monkeypatch):
+    # chunks of 14 rows (not a multiple of the kernels' 8), 4,500 columns (two full tiles of 2,048
+    # and a part), discrete columns and duplicated rows: many tied and zero distances
+    rng = np.random.default_rng(3)
+    X = _blobs(rng, n=4500, d=6)
+    X[:, 2] = rng.integers(0, 3, size=len(X))
+    X[100:160] = X[99]
+    monkeypatch.setattr(scoring, "SILHOUETTE_WORKING_MEMORY", 0.5)
+    assert {s.stop - s.start for s in scoring._chunk_rows(len(X))} == {14, len(X) % 14}
+    labellings = [rng.integers(-1, 40, size=len(X)), (X[:, 0] > 0).astype(int)]
+    many = scoring.point_silhouettes_many(X, labellings, metric)
+    for labels, ours in zip(labellings, many):
+        np.testing.assert_array_equal(ours, silhouette_samples(X, labels, metric=metric))
+
+
 def test_many_labellings_refuses_what_sklearn_refuses():
     X = np.arange(10.0).reshape(5, 2)
     with pytest.raises(ValueError, match="labelling 1 has 1 distinct labels"):
         scoring.point_silhouettes_many(X, [[0, 0, 1, 1, 1], [0] * 5])
     with pytest.raises(ValueError, match=r"labelling 0 has shape \(4,\)"):
         scoring.point_silhouettes_many(X, [[0, 0, 1, 1]])
+    X[2, 1] = np.nan
+    with pytest.raises(ValueError, match="finite X"):
+        scoring.point_silhouettes_many(X, [[0, 0, 1, 1, 1]])
 
 
 def test_grouped_grid_equals_each_configuration_alone(tmp_path):

@@ -173,12 +173,13 @@ def point_silhouettes_many(X: np.ndarray, labelings, metric: str = "euclidean") 
     """Per-point silhouettes of several labellings of the same points, one distance pass.
 
     The values of :func:`sklearn.metrics.silhouette_samples` for each labelling (noise, -1, is
-    one more group; 0 for a point alone in its group), from the same distance chunks
-    (:func:`sklearn.metrics.pairwise_distances_chunked`) and per-cluster sums taken in the same
-    order (:func:`schedlab.polaris._silhouette.cluster_distance_sums`), so equal to
-    scikit-learn's to the last bit for the same chunking. Each chunk of distances is computed
-    once for all labellings: a grid of ``k`` clusterings of one transformed sample pays for one
-    ``O(n^2)`` distance pass instead of ``k``.
+    one more group; 0 for a point alone in its group) to the last bit: every distance is computed
+    with scikit-learn's arithmetic and the per-cluster sums are taken in its order
+    (:mod:`schedlab.polaris._silhouette`). Each distance is computed once for all labellings: a
+    grid of ``k`` clusterings of one transformed sample pays for one ``O(n^2)`` distance pass
+    instead of ``k``. Euclidean and manhattan distances are summed as they are computed
+    (:data:`FUSED_METRICS`); other metrics go through
+    :func:`sklearn.metrics.pairwise_distances_chunked`.
 
     Returns an ``(len(labelings), n)`` array. Each labelling needs 2 to ``n - 1`` distinct
     labels (as scikit-learn).
@@ -187,11 +188,24 @@ def point_silhouettes_many(X: np.ndarray, labelings, metric: str = "euclidean") 
     >>> point_silhouettes_many(X, [[0, 0, 1, 1, -1], [0, 0, 0, 1, 1]]).round(2).tolist()
     [[0.98, 0.98, 0.98, 0.98, 0.0], [0.8, 0.8, 0.34, -0.77, 0.19]]
     """
-    from sklearn.metrics import pairwise_distances_chunked
+    X = np.ascontiguousarray(X, dtype=float)
+    if not np.isfinite(X).all():
+        raise ValueError("point_silhouettes_many needs finite X (scikit-learn refuses NaN and inf)")
+    codes, freqs = _group_codes(X, labelings)
+    chunks = _fused_chunk_sums if metric in FUSED_METRICS else _distance_chunk_sums
+    out = np.empty((len(codes), len(X)))
+    for rows, sums in chunks(X, codes, freqs, metric):
+        for k, (code, freq, s) in enumerate(zip(codes, freqs, sums)):
+            out[k, rows] = _silhouettes_from_sums(s, code[rows], freq)
+    return out
 
-    from schedlab.polaris._silhouette import cluster_distance_sums
 
-    X = np.asarray(X, dtype=float)
+#: metrics whose distances :func:`point_silhouettes_many` sums as it computes them
+FUSED_METRICS = ("euclidean", "manhattan")
+
+
+def _group_codes(X: np.ndarray, labelings) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Each labelling's group codes ``0 .. g-1`` and group sizes, checked as scikit-learn checks."""
     codes, freqs = [], []
     for k, labels in enumerate(labelings):
         labels = np.asarray(labels)
@@ -207,16 +221,61 @@ def point_silhouettes_many(X: np.ndarray, labelings, metric: str = "euclidean") 
             )
         codes.append(code.astype(np.int64))
         freqs.append(np.bincount(code).astype(float))
-    out = np.empty((len(codes), len(X)))
+    return codes, freqs
+
+
+def _chunk_rows(n: int) -> list[slice]:
+    """Row chunks of an ``n x n`` matrix of doubles in :data:`SILHOUETTE_WORKING_MEMORY` MiB, as
+    :func:`sklearn.metrics.pairwise_distances_chunked` cuts them (the fused pass keeps one
+    chunk of the euclidean matrix product, or only the sums)."""
+    step = max(1, min(n, int(SILHOUETTE_WORKING_MEMORY * 2**20 // (8 * n))))
+    return [slice(i, min(i + step, n)) for i in range(0, n, step)]
+
+
+def _distance_chunk_sums(X, codes, freqs, metric):
+    """Per-cluster sums of each labelling, chunk by chunk of scikit-learn's distance matrix."""
+    from sklearn.metrics import pairwise_distances_chunked
+
+    from schedlab.polaris._silhouette import cluster_distance_sums
+
     start = 0
     for D in pairwise_distances_chunked(X, metric=metric, working_memory=SILHOUETTE_WORKING_MEMORY):
         D = np.ascontiguousarray(D)  # once per chunk, not once per labelling
-        rows = slice(start, start + len(D))
-        for k, (code, freq) in enumerate(zip(codes, freqs)):
-            sums = cluster_distance_sums(D, code, freq.size)
-            out[k, rows] = _silhouettes_from_sums(sums, code[rows], freq)
+        yield (
+            slice(start, start + len(D)),
+            [cluster_distance_sums(D, c, f.size) for c, f in zip(codes, freqs)],
+        )
         start += len(D)
-    return out
+
+
+def _fused_chunk_sums(X, codes, freqs, metric):
+    """:func:`_distance_chunk_sums` with the distances computed inside the summing loop
+    (:func:`schedlab.polaris._silhouette.euclidean_cluster_sums` /
+    :func:`~schedlab.polaris._silhouette.manhattan_cluster_sums`), every labelling in one pass."""
+    from sklearn.utils.extmath import row_norms
+
+    from schedlab.polaris import _silhouette
+
+    offsets = np.cumsum([0] + [f.size for f in freqs])
+    shifted = np.ascontiguousarray(np.stack([c + o for c, o in zip(codes, offsets[:-1])]))
+    n_groups = int(offsets[-1])
+    if metric == "euclidean":
+        yy = row_norms(X, squared=True)  # as scikit-learn: squared norms of all rows, of the chunk's rows
+        product = None
+    else:
+        XT = np.ascontiguousarray(X.T)
+    for rows in _chunk_rows(len(X)):
+        Xc = X[rows]
+        if metric == "euclidean":
+            if product is None or len(product) != len(Xc):
+                product = np.empty((len(Xc), len(X)))
+            np.matmul(Xc, X.T, out=product)  # scikit-learn's safe_sparse_dot(X_chunk, X.T)
+            sums = _silhouette.euclidean_cluster_sums(
+                product, row_norms(Xc, squared=True), yy, rows.start, shifted, n_groups
+            )
+        else:
+            sums = _silhouette.manhattan_cluster_sums(Xc, XT, shifted, n_groups)
+        yield rows, [sums[:, offsets[k] : offsets[k + 1]] for k in range(len(codes))]
 
 
 def _silhouettes_from_sums(sums: np.ndarray, own: np.ndarray, freq: np.ndarray) -> np.ndarray:
