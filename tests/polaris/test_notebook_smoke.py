@@ -81,7 +81,6 @@ def test_pipeline_notebook_tiny(tmp_path):
         "realism_s",
         "grid_s",
         "planted_wait_s",
-        "planted_s",
         "train_s",
         "shap_s",
         "shap_check_s",

@@ -31,14 +31,16 @@ def test_many_labellings_equal_sklearn_to_the_last_bit(metric):
     assert (many[1][:3] == 0).all()  # a point alone in its group scores 0, as scikit-learn
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
 @pytest.mark.parametrize("metric", ["euclidean", "manhattan"])
-def test_fused_pass_equals_sklearn_over_many_chunks_and_tiles(metric, monkeypatch):
+def test_fused_pass_equals_sklearn_over_many_chunks_and_tiles(metric, order, monkeypatch):
     # chunks of 14 rows (not a multiple of the kernels' 8), 4,500 columns (two full tiles of 2,048
     # and a part), discrete columns and duplicated rows: many tied and zero distances
     rng = np.random.default_rng(3)
     X = _blobs(rng, n=4500, d=6)
     X[:, 2] = rng.integers(0, 3, size=len(X))
     X[100:160] = X[99]
+    X = np.asarray(X, order=order)  # a DataFrame's to_numpy() is Fortran-ordered: other product bits
     monkeypatch.setattr(scoring, "SILHOUETTE_WORKING_MEMORY", 0.5)
     assert {s.stop - s.start for s in scoring._chunk_rows(len(X))} == {14, len(X) % 14}
     labellings = [rng.integers(-1, 40, size=len(X)), (X[:, 0] > 0).astype(int)]

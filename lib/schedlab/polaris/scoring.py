@@ -188,7 +188,9 @@ def point_silhouettes_many(X: np.ndarray, labelings, metric: str = "euclidean") 
     >>> point_silhouettes_many(X, [[0, 0, 1, 1, -1], [0, 0, 0, 1, 1]]).round(2).tolist()
     [[0.98, 0.98, 0.98, 0.98, 0.0], [0.8, 0.8, 0.34, -0.77, 0.19]]
     """
-    X = np.ascontiguousarray(X, dtype=float)
+    # X keeps its memory layout: scikit-learn's matrix product sees a Fortran-ordered X (as a
+    # DataFrame's to_numpy() gives) in that order, and the product's last bits depend on it
+    X = np.asarray(X, dtype=float)
     if not np.isfinite(X).all():
         raise ValueError("point_silhouettes_many needs finite X (scikit-learn refuses NaN and inf)")
     codes, freqs = _group_codes(X, labelings)
@@ -273,8 +275,8 @@ def _fused_chunk_sums(X, codes, freqs, metric):
             sums = _silhouette.euclidean_cluster_sums(
                 product, row_norms(Xc, squared=True), yy, rows.start, shifted, n_groups
             )
-        else:
-            sums = _silhouette.manhattan_cluster_sums(Xc, XT, shifted, n_groups)
+        else:  # each distance sums the features in order, whatever the layout
+            sums = _silhouette.manhattan_cluster_sums(np.ascontiguousarray(Xc), XT, shifted, n_groups)
         yield rows, [sums[:, offsets[k] : offsets[k + 1]] for k in range(len(codes))]
 
 
