@@ -50,3 +50,16 @@ def test_a_failure_in_the_background_is_raised_by_result(tmp_path):
     assert not (
         pipeline.work_dir(tmp_path, "", 300, 1, "no-such-structure") / "trace" / "pai_task_table.tar.gz"
     ).exists()
+
+
+def test_background_planted_check_equals_the_foreground_one(tmp_path):
+    from schedlab.polaris import grid
+
+    kw = dict(**KW, sample_total=400, keep_zero_strata=True)
+    chosen = grid.Config("hdbscan", "robust_scaler", "euclidean", 10)
+    back_rec, back_df = pipeline.planted_recovery_in_background(
+        tmp_path / "back", 300, 1, chosen, **kw
+    ).result(timeout=600)
+    front_rec, front_df = pipeline.planted_recovery_run(tmp_path / "front", 300, 1, chosen, **kw)
+    assert back_rec == front_rec and back_rec["found_profiles"] > 1
+    assert back_df.equals(front_df)
