@@ -74,6 +74,7 @@ import pandas as pd
 from schedlab.progress import bar as progress_bar
 
 from schedlab import data
+from schedlab.csvrows import write_rows
 from schedlab.io import atomic_path, atomic_write_text
 from schedlab.polaris.calibration import load_calibration_rows
 from schedlab.polaris import job_model
@@ -199,7 +200,7 @@ def write_archives(
     counts = dict.fromkeys(TRACE_TABLES, 0)
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".synth-") as tmp:
         csvs = {t: Path(tmp) / f"{t}.csv" for t in TRACE_TABLES}
-        handles = {t: open(p, "w", newline="") for t, p in csvs.items()}
+        handles = {t: open(p, "wb") for t, p in csvs.items()}
         try:
             done = 0
             with progress_bar(total=n_jobs, unit="job", desc="synthesize", disable=not progress) as bar:
@@ -209,7 +210,7 @@ def write_archives(
                     if PLANTED_KEY in tables:
                         label_parts.append(tables.pop(PLANTED_KEY))
                     for t, df in tables.items():
-                        df.to_csv(handles[t], header=False, index=False, lineterminator="\n")
+                        write_rows(handles[t], df)  # df.to_csv's bytes, ~10x faster
                         counts[t] += len(df)
                     done += m
                     bar.update(m)
