@@ -68,3 +68,18 @@ def test_rejects_what_it_does_not_compute_as_sklearn():
         optics_graph(X, 5, "cosine")
     with pytest.raises(ValueError, match=r"min_samples must be an integer in \[2, n_samples = 20\]; got 21"):
         optics_graph(X, 21, "euclidean")
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("min_samples", [2, 7, 150])
+def test_compiled_manhattan_equals_numpy_steps_on_many_rows(order, min_samples):
+    # 3,000 rows of tied and continuous columns: more than one tile of distances per row, and the
+    # reference is scikit-learn's own core-distance query followed by NumPy's loop
+    X = np.asarray(
+        grid.transform(np.vstack([_tied(s, n=1000) for s in (5, 6, 7)]), "standard_scaler"), order=order
+    )
+    compiled = optics_graph(X, min_samples, "manhattan")
+    reference = optics_graph(X, min_samples, "manhattan", compiled=False)
+    for a, b in zip(compiled, reference):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)

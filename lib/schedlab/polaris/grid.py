@@ -196,7 +196,8 @@ def evaluate(
 
 #: the code that computes a configuration's row and labels (its cache entries name it)
 COMPUTE_SOURCES = tuple(
-    Path(__file__).parent / f"{m}.py" for m in ("grid", "optics", "scoring", "_silhouette", "schema")
+    Path(__file__).parent / f"{m}.py"
+    for m in ("grid", "optics", "_optics", "scoring", "_silhouette", "schema")
 )
 
 

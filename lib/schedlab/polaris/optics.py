@@ -11,11 +11,14 @@ time, and for each it asks ``NearestNeighbors.radius_neighbors`` for every point
 that decides a number: the core distances come from the same ``NearestNeighbors`` query, each
 step computes the distances from the visited point to the unvisited ones, in the order
 scikit-learn lists them, with the same arithmetic as scikit-learn's ``pairwise_distances``
-(SciPy's ``cdist(..., "cityblock")`` for manhattan; ``-2 x.y + |x|^2 + |y|^2``, clipped at 0,
-square root, for euclidean), rounds as scikit-learn does and breaks ties the same way. :func:`optics_labels` then extracts the clusters
-with scikit-learn's own ``cluster_optics_xi``. The ordering, reachability, predecessors and labels
-equal scikit-learn's bit for bit (``tests/polaris/test_optics.py`` compares them on data with
-many tied distances, as the trace's discrete features give).
+(``-2 x.y + |x|^2 + |y|^2``, clipped at 0, square root, for euclidean), rounds as scikit-learn
+does and breaks ties the same way. Manhattan runs compiled (:mod:`schedlab.polaris._optics`):
+each manhattan distance is a sum of its own, so one pass over the distances gives both the core
+distances and the reachability, with the same bits. :func:`optics_labels` then extracts the
+clusters with scikit-learn's own ``cluster_optics_xi``. The ordering, core distances,
+reachability, predecessors and labels equal scikit-learn's bit for bit
+(``tests/polaris/test_optics.py`` compares them on data with many tied distances, as the
+trace's discrete features give).
 
 Examples
 --------
@@ -28,6 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.spatial.distance import cdist
+
+from schedlab.polaris._optics import manhattan_optics
 
 #: the metrics :func:`optics_graph` computes as scikit-learn does (the grid's two)
 METRICS = ("euclidean", "manhattan")
@@ -68,10 +73,15 @@ def _neighbours(X: np.ndarray, min_samples: int, metric: str):
     return core, np.asarray(order, dtype=np.intp)
 
 
-def optics_graph(X: np.ndarray, min_samples: int, metric: str = "euclidean"):
+def optics_graph(X: np.ndarray, min_samples: int, metric: str = "euclidean", *, compiled: bool = True):
     """``sklearn.cluster.compute_optics_graph(X, min_samples=min_samples, metric=metric,
     max_eps=inf)``: returns ``(ordering, core_distances, reachability, predecessor)``, equal to
     scikit-learn's.
+
+    ``compiled``: manhattan runs compiled (:func:`schedlab.polaris._optics.manhattan_optics`: the
+    same bits, one pass over the distances); ``False`` takes scikit-learn's steps for it too (its
+    core-distance query, then NumPy's loop: the reference its tests and
+    ``benchmarks/bench_polaris_optics.py`` compare it with). Euclidean always takes them.
 
     >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [3.0, 0.0], [3.0, 1.0]])
     >>> ordering, core, reach, pred = optics_graph(X, 2, "manhattan")
@@ -86,11 +96,23 @@ def optics_graph(X: np.ndarray, min_samples: int, metric: str = "euclidean"):
     n = len(X)
     if not 2 <= min_samples <= n:
         raise ValueError(f"min_samples must be an integer in [2, n_samples = {n}]; got {min_samples}")
+    if metric == "manhattan" and compiled:
+        # each distance is a sum of its own, so neither the rows' order nor their layout changes a bit
+        ordering, core, reach, pred = manhattan_optics(np.ascontiguousarray(X.T), int(min_samples))
+        return ordering.astype(int), core, reach, pred.astype(int)
     core, order = _neighbours(X, int(min_samples), metric)
     reach = np.full(n, np.inf)
     pred = np.full(n, -1, dtype=int)
-    unvisited = np.ones(n, dtype=bool)
     ordering = np.zeros(n, dtype=int)
+    _visit(X, core, order, reach, pred, ordering, metric)
+    return ordering, core, reach, pred
+
+
+def _visit(X, core, order, reach, pred, ordering, metric: str) -> None:
+    """scikit-learn's loop over the points, with NumPy: fills ``ordering``, lowers ``reach`` and
+    ``pred`` in place."""
+    n = len(X)
+    unvisited = np.ones(n, dtype=bool)
     for step in range(n):
         left = np.flatnonzero(unvisited)
         point = left[np.argmin(reach[left])]  # the first of equal minima, as scikit-learn
@@ -106,18 +128,22 @@ def optics_graph(X: np.ndarray, min_samples: int, metric: str = "euclidean"):
         better = rdists < reach[rows]
         reach[rows[better]] = rdists[better]
         pred[rows[better]] = point
-    return ordering, core, reach, pred
 
 
 def optics_labels(
-    X: np.ndarray, min_samples: int, metric: str = "euclidean", *, min_cluster_size: int | None = None
+    X: np.ndarray,
+    min_samples: int,
+    metric: str = "euclidean",
+    *,
+    min_cluster_size: int | None = None,
+    compiled: bool = True,
 ) -> np.ndarray:
     """``sklearn.cluster.OPTICS(min_samples=min_samples, metric=metric,
     min_cluster_size=min_cluster_size).fit_predict(X)`` (xi extraction, ``xi=0.05``, every other
-    argument at its default), computed by :func:`optics_graph`."""
+    argument at its default), computed by :func:`optics_graph` (``compiled`` as there)."""
     from sklearn.cluster import cluster_optics_xi
 
-    ordering, _, reach, pred = optics_graph(X, min_samples, metric)
+    ordering, _, reach, pred = optics_graph(X, min_samples, metric, compiled=compiled)
     labels, _ = cluster_optics_xi(
         reachability=reach,
         predecessor=pred,
