@@ -68,9 +68,13 @@ print(LABEL, work)
 # ## Trace and ingest (DuckDB, bounded memory)
 #
 # The planted check further down needs a second stand-in, which nothing before it depends on:
-# a second process writes it now, beside this one (each synthesis uses one core).
+# a second process writes it now, beside this one (each synthesis uses one core). The realism
+# check below depends only on the real rows: a third process starts it now too.
 
 # %%
+realism_running = None
+if not trace_dir and realism_folds:
+    realism_running = pipeline.realism_in_background(realism_folds, seed)
 planted_ready = None
 if not trace_dir and planted:
     planted_ready = pipeline.prepare_planted_in_background(
@@ -94,17 +98,15 @@ print(f"{LABEL} {join} join: {info.rows:,} rows")
 # columns added: task name, GPU type, how common the row's user and group are among the calibration
 # rows; goal <= 0.65) and the **coverage** (share of held-out real rows whose metadata combination
 # of workload, task name, user and group the generator can produce at all; goal >= 0.95).
+# (`pipeline.realism`, started in the trace cell in a second process.)
 
 # %%
-if trace_dir or not realism_folds:
+if realism_running is None:
     realism_table = None
     print("skipped: " + ("a real trace" if trace_dir else "realism_folds = 0"))
 else:
-    from schedlab.polaris import calibration, realism
-
-    with pipeline.timed(timings, "realism_s"):
-        realism_table = realism.realism_table(calibration.load_calibration_rows(), realism_folds,
-                                              np.random.default_rng(seed))
+    with pipeline.timed(timings, "realism_wait_s"):
+        realism_table = realism_running.result()
     io.atomic_write_text(out.results("pipeline_realism.csv"), realism_table.to_csv(index=False))
     show = realism_table[["version", "workload", "n_real", "n_synth", "auc", "auc_sd", "auc_cat", "coverage",
                           "ks_max", "ks_fail"]]

@@ -78,7 +78,7 @@ def test_pipeline_notebook_tiny(tmp_path):
         "synthesize_s",
         "ingest_join_s",
         "sample_s",
-        "realism_s",
+        "realism_wait_s",
         "grid_s",
         "planted_wait_s",
         "train_s",

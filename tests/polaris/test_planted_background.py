@@ -1,11 +1,14 @@
 """The pipeline writes the planted check's stand-in in a second process while it synthesizes its
 main one: the files must be those a foreground run writes, and a failure there must reach the
-caller instead of leaving the planted check to run on a missing or partial trace."""
+caller instead of leaving the planted check to run on a missing or partial trace. The same holds
+for the planted check itself and for the realism check, which the pipeline also runs in a second
+process."""
 
 import hashlib
 import tarfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from schedlab.polaris import pipeline
@@ -63,3 +66,13 @@ def test_background_planted_check_equals_the_foreground_one(tmp_path):
     front_rec, front_df = pipeline.planted_recovery_run(tmp_path / "front", 300, 1, chosen, **kw)
     assert back_rec == front_rec and back_rec["found_profiles"] > 1
     assert back_df.equals(front_df)
+
+
+def test_background_realism_equals_the_foreground_one():
+    only_ctr = {
+        "min_rows": 303
+    }  # the one workload with more real rows (393) than bert (302): a shorter check
+    back = pipeline.realism_in_background(2, 3, **only_ctr).result(timeout=600)
+    front = pipeline.realism(2, 3, **only_ctr)
+    assert back.workload.tolist() == ["ctr", "all"] and {"auc", "auc_cat", "coverage"} <= set(back.columns)
+    pd.testing.assert_frame_equal(back, front, check_exact=True)

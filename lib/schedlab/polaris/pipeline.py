@@ -124,7 +124,9 @@ def generator_fingerprint() -> str:
     """
     # with the package versions and CPU pins it ran under (schedlab.cachekey): a trace another
     # numeric setup drew is not reused either
-    return compute_fingerprint(*(Path(__file__).parent / f"{name}.py" for name in GENERATOR_MODULES))
+    # schedlab.csvrows writes the trace's CSV text
+    sources = [Path(__file__).parent / f"{name}.py" for name in GENERATOR_MODULES]
+    return compute_fingerprint(*sources, Path(__file__).parents[1] / "csvrows.py")
 
 
 def _drop_if_other_generator(work: Path) -> None:
@@ -480,6 +482,28 @@ def planted_recovery_in_background(*args, **kwargs) -> Future:
     configuration and data (:func:`schedlab.polaris.grid.run_one`), and the process is fresh.
     """
     return _in_second_process(planted_recovery_run, *args, **kwargs)
+
+
+def realism(folds: int, seed: int, **options) -> pd.DataFrame:
+    """The stand-in's realism table: :func:`schedlab.polaris.realism.realism_table` on the 800 real
+    rows in ``folds`` folds, drawn from ``default_rng(seed)`` (what the notebook shows);
+    ``options`` go to ``realism_table`` (e.g. ``min_rows``)."""
+    from schedlab.polaris import calibration, realism as realism_mod
+
+    rows = calibration.load_calibration_rows()
+    return realism_mod.realism_table(rows, folds, np.random.default_rng(seed), **options)
+
+
+def realism_in_background(folds: int, seed: int, **options) -> Future:
+    """:func:`realism` (same arguments) in a second process; ``.result()`` gives its table or
+    re-raises its error.
+
+    The check calibrates the generator on the real rows and fits its classifiers with one thread
+    (1-2 min), and depends on nothing the pipeline computes, so the pipeline starts it first and
+    synthesizes the stand-ins meanwhile. Its table does not depend on where it runs: it draws only
+    from its own generator, and the process is fresh.
+    """
+    return _in_second_process(realism, folds, seed, **options)
 
 
 def _in_second_process(fn, *args, **kwargs) -> Future:
