@@ -1,6 +1,7 @@
 """The grid's OPTICS, side by side: scikit-learn's ``OPTICS(min_samples=m, metric=metric)`` against
 :func:`schedlab.polaris.optics.optics_labels` on the same rows in one run, single-threaded as the
-grid runs them, in interleaved pairs (prints figures; not a test).
+grid runs them, in interleaved runs (prints figures; not a test). For manhattan also
+``optics_labels(..., compiled=False)``: scikit-learn's steps in NumPy, what the compiled pass replaced.
 
 The rows are a subsample of the stand-in's Table I sample (the 17 features, min-max scaled, as one
 of the grid's transforms), the size the paper profile gives OPTICS (``optics_subsample``: 20,000).
@@ -85,23 +86,39 @@ def main() -> None:
         f"({'--features ' + str(args.features) if args.features else f'a {args.jobs:,}-job stand-in sample'}), "
         "min-max scaled, one thread"
     )
-    ratios = []
+    ratios, compiled_ratios = [], []
     with threadpool_limits(limits=1):
         for k, (metric, m) in enumerate((mt, m) for mt in args.metrics for m in args.min_samples):
-            sk_run = lambda: OPTICS(min_samples=m, metric=metric, n_jobs=1).fit_predict(Xt)  # noqa: E731
-            our_run = lambda: optics_labels(Xt, m, metric)  # noqa: E731
-            if k % 2 == 0:  # alternate which goes first, so drift in the load hits both
-                (sk, t_sk), (ours, t_ours) = timed(sk_run), timed(our_run)
-            else:
-                (ours, t_ours), (sk, t_sk) = timed(our_run), timed(sk_run)
-            if not np.array_equal(sk, ours):
-                raise SystemExit(f"labels differ for {metric}, min_samples={m}")
+            runs = {
+                "scikit-learn": lambda: OPTICS(min_samples=m, metric=metric, n_jobs=1).fit_predict(Xt),
+                "schedlab": lambda: optics_labels(Xt, m, metric),
+            }
+            if metric == "manhattan":  # the compiled pass against scikit-learn's steps in NumPy
+                runs["numpy steps"] = lambda: optics_labels(Xt, m, metric, compiled=False)
+            names = list(runs) if k % 2 == 0 else list(reversed(runs))  # alternate who goes first
+            results = {name: timed(runs[name]) for name in names}
+            (sk, t_sk), (ours, t_ours) = results["scikit-learn"], results["schedlab"]
+            for name, (labels, _) in results.items():
+                if not np.array_equal(sk, labels):
+                    raise SystemExit(f"labels differ for {metric}, min_samples={m}: {name}")
             ratios.append(t_sk / t_ours)
-            say(
+            line = (
                 f"  {metric:9s} min_samples={m:5d}: scikit-learn {t_sk:6.1f} s, schedlab {t_ours:6.1f} s, "
-                f"{t_sk / t_ours:.2f}x; labels equal ({ours.max() + 1} clusters); {load()}"
+                f"{t_sk / t_ours:.2f}x"
             )
-    say(f"speed-up {min(ratios):.2f}x to {max(ratios):.2f}x over {len(ratios)} pairs; {load()}")
+            if "numpy steps" in results:
+                t_np = results["numpy steps"][1]
+                compiled_ratios.append(t_np / t_ours)
+                line += f"; numpy steps {t_np:6.1f} s (compiled {t_np / t_ours:.2f}x faster)"
+            say(f"{line}; labels equal ({ours.max() + 1} clusters); {load()}")
+    say(
+        f"speed-up over scikit-learn {min(ratios):.2f}x to {max(ratios):.2f}x over {len(ratios)} pairs; {load()}"
+    )
+    if compiled_ratios:
+        say(
+            f"compiled manhattan over numpy steps {min(compiled_ratios):.2f}x to {max(compiled_ratios):.2f}x "
+            f"over {len(compiled_ratios)} pairs"
+        )
 
 
 if __name__ == "__main__":

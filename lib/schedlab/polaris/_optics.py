@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from schedlab.polaris._distances import manhattan_tile
+
 #: ``10.0 ** 15`` as NumPy's ``around(x, 15)`` forms it (1e9 times ten, six times: exact)
 ROUNDING_SCALE = 1e15
 #: columns per tile of a row of distances (8 KiB: the tile's partial sums stay in L1 over the features)
@@ -29,17 +31,12 @@ TILE_COLUMNS = 1024
 
 @njit(cache=True)
 def row_distances(XT: np.ndarray, i: int, d: np.ndarray) -> None:
-    """``d[j] = sum_k |XT[k, i] - XT[k, j]|`` for every column ``j``, each summed over ``k`` in
-    order from 0.0 (the columns of a tile are independent sums, so they vectorise)."""
-    f, n = XT.shape
+    """``d[j]``: the manhattan distance from point ``i`` to point ``j``, for every ``j`` (a tile of
+    columns at a time)."""
+    n = XT.shape[1]
+    x = XT[:, i].copy()
     for j0 in range(0, n, TILE_COLUMNS):
-        width = min(TILE_COLUMNS, n - j0)
-        tile = d[j0 : j0 + width]
-        tile[:] = 0.0
-        for k in range(f):
-            x, col = XT[k, i], XT[k, j0 : j0 + width]
-            for jj in range(width):
-                tile[jj] += abs(x - col[jj])
+        manhattan_tile(x, XT, j0, min(TILE_COLUMNS, n - j0), d[j0:])
 
 
 @njit(cache=True)

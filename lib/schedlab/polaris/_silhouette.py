@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from schedlab.polaris._distances import manhattan_tile
+
 
 @njit(cache=True)
 def cluster_distance_sums(D: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndarray:
@@ -98,6 +100,56 @@ def _store_block(out: np.ndarray, acc: np.ndarray, first: int, rows: int) -> Non
 
 
 @njit(cache=True)
+def _euclidean_tile(
+    g: np.ndarray, xi: float, yy: np.ndarray, diagonal: int, j0: int, width: int, d: np.ndarray
+):
+    """``d[jj]``: scikit-learn's euclidean distance from a row (its product ``g`` with every row,
+    its squared norm ``xi``) to row ``j0 + jj``; 0 at the row itself (column ``diagonal``)."""
+    g, y = g[j0 : j0 + width], yy[j0 : j0 + width]
+    for jj in range(width):
+        t = -2.0 * g[jj] + xi
+        t = t + y[jj]
+        d[jj] = np.sqrt(max(t, 0.0))
+    if 0 <= diagonal - j0 < width:
+        d[diagonal - j0] = 0.0
+
+
+@njit(cache=True)
+def _block_sums(
+    euclidean: bool,
+    A: np.ndarray,
+    xx: np.ndarray,
+    yy: np.ndarray,
+    first: int,
+    XT: np.ndarray,
+    codes: np.ndarray,
+    n_groups: int,
+) -> np.ndarray:
+    """The loops both public kernels share: :data:`BLOCK_ROWS` rows of ``A`` by a tile of
+    :data:`TILE_COLUMNS` columns at a time, each row's tile of distances filled by the metric's
+    own arithmetic (``euclidean``: ``A`` is the product ``G``; else ``A`` holds the rows and
+    ``XT`` all rows transposed), then added to the per-group sums in column order."""
+    rows, n = A.shape[0], codes.shape[1]
+    out = np.zeros((rows, n_groups))
+    acc = np.zeros((n_groups, BLOCK_ROWS))
+    D = np.zeros((BLOCK_ROWS, TILE_COLUMNS))
+    for b in range(0, rows, BLOCK_ROWS):
+        m = min(BLOCK_ROWS, rows - b)
+        acc[:, :] = 0.0
+        for j0 in range(0, n, TILE_COLUMNS):
+            width = min(TILE_COLUMNS, n - j0)
+            for r in range(BLOCK_ROWS):
+                i = b + min(r, m - 1)  # a short last block repeats its last row (results unused)
+                if euclidean:
+                    _euclidean_tile(A[i], xx[i], yy, first + i, j0, width, D[r])
+                else:
+                    manhattan_tile(A[i], XT, j0, width, D[r])
+            _add_tile(acc, D, codes, j0, width)
+        _store_block(out, acc, b, m)
+    return out
+
+
+@njit(cache=True)
 def euclidean_cluster_sums(
     G: np.ndarray, xx: np.ndarray, yy: np.ndarray, first: int, codes: np.ndarray, n_groups: int
 ) -> np.ndarray:
@@ -111,27 +163,7 @@ def euclidean_cluster_sums(
     from its own offset, ``n_groups`` in all; returns ``(rows, n_groups)``, every sum over the
     columns in order as :func:`cluster_distance_sums` takes it, so the same bits.
     """
-    rows, n = G.shape
-    out = np.zeros((rows, n_groups))
-    acc = np.zeros((n_groups, BLOCK_ROWS))
-    D = np.zeros((BLOCK_ROWS, TILE_COLUMNS))
-    for b in range(0, rows, BLOCK_ROWS):
-        m = min(BLOCK_ROWS, rows - b)
-        acc[:, :] = 0.0
-        for j0 in range(0, n, TILE_COLUMNS):
-            width = min(TILE_COLUMNS, n - j0)
-            for r in range(BLOCK_ROWS):
-                i = b + min(r, m - 1)  # a short last block repeats its last row (results unused)
-                g, y, d, xi = G[i, j0 : j0 + width], yy[j0 : j0 + width], D[r], xx[i]
-                for jj in range(width):
-                    t = -2.0 * g[jj] + xi
-                    t = t + y[jj]
-                    d[jj] = np.sqrt(max(t, 0.0))
-                if 0 <= first + i - j0 < width:
-                    d[first + i - j0] = 0.0
-            _add_tile(acc, D, codes, j0, width)
-        _store_block(out, acc, b, m)
-    return out
+    return _block_sums(True, G, xx, yy, first, np.empty((0, 0)), codes, n_groups)
 
 
 @njit(cache=True)
@@ -139,24 +171,5 @@ def manhattan_cluster_sums(Xc: np.ndarray, XT: np.ndarray, codes: np.ndarray, n_
     """:func:`euclidean_cluster_sums` for manhattan distances from the rows of ``Xc`` to the
     columns of ``XT`` (all rows, transposed), each summed over the features in order from 0.0
     as SciPy's ``cdist(..., "cityblock")`` sums them."""
-    rows = Xc.shape[0]
-    f, n = XT.shape
-    out = np.zeros((rows, n_groups))
-    acc = np.zeros((n_groups, BLOCK_ROWS))
-    D = np.zeros((BLOCK_ROWS, TILE_COLUMNS))
-    for b in range(0, rows, BLOCK_ROWS):
-        m = min(BLOCK_ROWS, rows - b)
-        acc[:, :] = 0.0
-        for j0 in range(0, n, TILE_COLUMNS):
-            width = min(TILE_COLUMNS, n - j0)
-            for r in range(BLOCK_ROWS):
-                i = b + min(r, m - 1)
-                d = D[r]
-                d[:width] = 0.0
-                for k in range(f):
-                    x, col = Xc[i, k], XT[k, j0 : j0 + width]
-                    for jj in range(width):
-                        d[jj] += abs(x - col[jj])
-            _add_tile(acc, D, codes, j0, width)
-        _store_block(out, acc, b, m)
-    return out
+    none = np.empty(0)
+    return _block_sums(False, Xc, none, none, 0, XT, codes, n_groups)

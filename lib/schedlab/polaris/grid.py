@@ -197,7 +197,7 @@ def evaluate(
 #: the code that computes a configuration's row and labels (its cache entries name it)
 COMPUTE_SOURCES = tuple(
     Path(__file__).parent / f"{m}.py"
-    for m in ("grid", "optics", "_optics", "scoring", "_silhouette", "schema")
+    for m in ("grid", "optics", "_optics", "_distances", "scoring", "_silhouette", "schema")
 )
 
 
