@@ -68,6 +68,10 @@ def test_rejects_what_it_does_not_compute_as_sklearn():
         optics_graph(X, 5, "cosine")
     with pytest.raises(ValueError, match=r"min_samples must be an integer in \[2, n_samples = 20\]; got 21"):
         optics_graph(X, 21, "euclidean")
+    X[3, 2] = np.nan
+    for metric in ("euclidean", "manhattan"):
+        with pytest.raises(ValueError, match=r"NaN or infinity \(first at row 3, column 2\)"):
+            optics_graph(X, 5, metric)
 
 
 @pytest.mark.parametrize("order", ["C", "F"])

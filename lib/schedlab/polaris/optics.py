@@ -96,6 +96,11 @@ def optics_graph(X: np.ndarray, min_samples: int, metric: str = "euclidean", *, 
     n = len(X)
     if not 2 <= min_samples <= n:
         raise ValueError(f"min_samples must be an integer in [2, n_samples = {n}]; got {min_samples}")
+    if not np.isfinite(X).all():  # as scikit-learn's check_array (the compiled pass does not check)
+        bad = np.argwhere(~np.isfinite(X))[0]
+        raise ValueError(
+            f"X holds NaN or infinity (first at row {bad[0]}, column {bad[1]}); OPTICS needs finite values"
+        )
     if metric == "manhattan" and compiled:
         # each distance is a sum of its own, so neither the rows' order nor their layout changes a bit
         ordering, core, reach, pred = manhattan_optics(np.ascontiguousarray(X.T), int(min_samples))
