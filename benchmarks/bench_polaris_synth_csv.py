@@ -15,6 +15,7 @@ import argparse
 import io
 import os
 import platform
+import tempfile
 import time
 from pathlib import Path
 
@@ -45,9 +46,8 @@ def chunk_tables(jobs: int, seed: int) -> dict:
     real = synthetic.write_archives
     synthetic.write_archives = grab
     try:
-        synthetic.synthesize(
-            Path("/nonexistent-never-written"), jobs, np.random.default_rng([seed, 1]), progress=False
-        )
+        with tempfile.TemporaryDirectory() as tmp:  # synthesize makes its folder before it writes
+            synthetic.synthesize(Path(tmp), jobs, np.random.default_rng([seed, 1]), progress=False)
     except Stop:
         pass
     finally:
